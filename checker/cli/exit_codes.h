@@ -1,0 +1,17 @@
+// qpcheck's exit codes, grouped by class (docs/cli.md). Stable: CI gates depend on them.
+#pragma once
+
+namespace qpcheck::cli {
+
+enum class ExitCode : int {
+  kHolds = 0,         // every property holds (exhaustive search)
+  kViolated = 1,      // a property is violated; the counterexample is printed
+  kInconclusive = 2,  // a limit (--max-states, --max-depth, --max-memory, --time-limit) ended the search first
+  kInvalidSpec = 3,   // the spec does not parse or type-check (file:line:col diagnostics on stderr)
+  kUsage = 4,         // bad command line: unknown option, bad --param, unreadable file
+  kInternal = 5,      // a bug in qpcheck, or the machine ran out of resources
+};
+
+constexpr int code(ExitCode c) { return static_cast<int>(c); }
+
+}  // namespace qpcheck::cli

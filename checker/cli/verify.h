@@ -1,0 +1,41 @@
+// `qpcheck verify FILE`: parse, type-check, compile, explore, report.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "checker/explore/explorer.h"
+
+namespace qpcheck::cli {
+
+enum class Format { kText, kJson };
+
+struct VerifyOptions {
+  std::string file;
+  std::vector<std::string> params;      // "NAME=VALUE"
+  explore::Strategy strategy = explore::Strategy::kBfs;
+  Format format = Format::kText;
+  std::string trace_out;                // write the JSON report here too
+  uint64_t max_states = 0;
+  uint64_t max_depth = 0;
+  std::string max_memory;               // "512M", "2G", bytes
+  double time_limit = 0;                // seconds
+  std::vector<std::string> lib_dirs;
+  bool no_deadlock = false;
+};
+
+// Registers the subcommand's options on `app` (a CLI11 subcommand) bound to `opt`.
+void setup_verify(CLI::App& app, VerifyOptions& opt);
+
+// Runs the verification; writes the report to `out`, diagnostics to `err`. Returns an ExitCode value.
+int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err);
+
+// Parses a byte size with an optional K/M/G suffix (binary units). Throws CLI::ValidationError-free
+// std::invalid_argument naming the value.
+uint64_t parse_bytes(const std::string& text);
+
+}  // namespace qpcheck::cli

@@ -1,0 +1,64 @@
+// The explicit-state explorer: BFS (shortest counterexamples) or DFS over a TransitionSystem, with limits that end
+// in an "inconclusive" outcome and the statistics so far, never in silent truncation.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "checker/model/transition_system.h"
+
+namespace qpcheck::explore {
+
+enum class Strategy { kBfs, kDfs };
+
+struct Limits {
+  uint64_t max_states = 0;        // distinct states stored; 0 = no limit
+  uint64_t max_depth = 0;         // steps from an initial state; 0 = no limit
+  uint64_t max_memory_bytes = 0;  // bytes held by the visited set; 0 = no limit
+  double time_limit_seconds = 0;  // wall clock; 0 = no limit
+};
+
+struct Options {
+  Strategy strategy = Strategy::kBfs;
+  Limits limits;
+  bool check_deadlock = true;
+};
+
+enum class Outcome { kHolds, kViolated, kInconclusive };
+
+struct Stats {
+  uint64_t states = 0;            // distinct states stored
+  uint64_t transitions = 0;       // enabled actions taken (including to states seen before)
+  uint64_t depth = 0;             // BFS: deepest layer reached; DFS: deepest state
+  double seconds = 0;             // wall clock of the search
+  uint64_t store_bytes = 0;       // visited set, all in
+  uint64_t peak_rss_bytes = 0;    // whole process (VmHWM), 0 if unknown
+};
+
+// A run from an initial state. actions[i] leads from states[i] to states[i+1]; for a step failure the last action
+// has no successor state (actions.size() == states.size()).
+struct Path {
+  std::vector<std::vector<uint64_t>> states;
+  std::vector<uint32_t> actions;
+};
+
+struct Result {
+  Outcome outcome = Outcome::kHolds;
+  std::optional<model::Violation> violation;
+  Path path;                      // the counterexample when violated
+  bool shortest = false;          // true when the counterexample is known to be a shortest one (BFS, no limit hit)
+  std::string limit;              // which limit ended the search ("max-states", ...), empty if none
+  Stats stats;
+};
+
+// Explores every reachable state of `system` (or until a limit). Stops at the first violation; under BFS it finishes
+// the current layer first so that the reported counterexample is a shortest one. Throws std::length_error only if
+// the store would exceed 2^32 states.
+Result explore(model::TransitionSystem& system, const Options& options);
+
+// Peak resident set size of this process in bytes (Linux VmHWM), 0 if unavailable.
+uint64_t peak_rss_bytes();
+
+}  // namespace qpcheck::explore

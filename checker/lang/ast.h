@@ -1,0 +1,113 @@
+// Abstract syntax of qpspec (docs/language.md). Nodes live in an Ast arena (stable addresses, owned once);
+// every node carries the Span of the source text it came from.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "checker/lang/source.h"
+
+namespace qpcheck::lang {
+
+struct Expr;
+struct TypeExpr;
+struct Stmt;
+
+struct Ident {
+  std::string name;
+  Span span;
+};
+
+enum class ExprKind { kInt, kBool, kName, kUnary, kBinary, kTernary, kIndex, kField, kCall, kAt, kForall, kExists };
+enum class UnOp { kNot, kNeg };
+enum class BinOp { kAdd, kSub, kMul, kDiv, kMod, kEq, kNe, kLt, kLe, kGt, kGe, kAnd, kOr, kImplies };
+
+struct Expr {
+  ExprKind kind;
+  Span span;
+  int64_t value = 0;          // kInt, kBool
+  Ident name;                 // kName (the name), kField (field), kCall (callee), kAt (label), quantifiers (var)
+  UnOp unop = UnOp::kNot;
+  BinOp binop = BinOp::kAdd;
+  Expr* a = nullptr;          // operand / base / condition / process / quantifier body
+  Expr* b = nullptr;          // right operand / index / then
+  Expr* c = nullptr;          // else
+  std::vector<Expr*> args;    // kCall
+  TypeExpr* domain = nullptr; // quantifiers
+};
+
+enum class TypeKind { kBool, kRange, kEnum, kRecord, kArray, kQueue, kNamed };
+
+struct TypeExpr {
+  TypeKind kind;
+  Span span;
+  Expr* lo = nullptr;                 // kRange
+  Expr* hi = nullptr;                 // kRange
+  Expr* capacity = nullptr;           // kQueue
+  std::vector<Ident> names;           // kEnum constants; kRecord field names; kNamed: names[0]
+  std::vector<TypeExpr*> fields;      // kRecord field types
+  TypeExpr* index = nullptr;          // kArray
+  TypeExpr* elem = nullptr;           // kArray, kQueue
+};
+
+enum class StmtKind {
+  kAssign, kCall, kAwait, kWhen, kIf, kWhile, kChoose, kGoto, kBreak, kSkip, kRequire, kFail, kAssert, kFor,
+  kLabel, kVar,
+};
+
+struct Stmt {
+  StmtKind kind;
+  Span span;                          // the whole statement (for traces: its source text)
+  Expr* lhs = nullptr;                // kAssign
+  Expr* expr = nullptr;               // kAssign rhs, kCall call, kAwait/kWhen/kIf/kWhile/kRequire/kAssert cond,
+                                      // kVar initial value
+  std::vector<Stmt*> body;            // kWhen, kIf then, kWhile, kFor, kLabel (one statement)
+  std::vector<Stmt*> else_body;       // kIf
+  std::vector<std::vector<Stmt*>> alternatives;  // kChoose
+  Ident name;                         // kGoto/kLabel label, kFail/kAssert property, kFor/kVar variable
+  bool end_label = false;             // kLabel: `end L:`
+  bool has_else = false;
+  std::string message;                // kFail, kAssert
+  TypeExpr* type = nullptr;           // kFor domain, kVar type
+};
+
+struct Param {
+  Ident name;
+  TypeExpr* type = nullptr;
+};
+
+enum class DeclKind { kImport, kParam, kConst, kType, kVar, kFn, kProc, kProcess, kRule, kInvariant };
+
+struct Decl {
+  DeclKind kind;
+  Span span;
+  Ident name;
+  std::string path;                   // kImport
+  TypeExpr* type = nullptr;           // kParam, kType, kVar; kFn result
+  Expr* value = nullptr;              // kParam default, kConst, kVar init, kFn body, kInvariant
+  std::vector<Param> params;          // kFn, kProc, kRule
+  std::vector<Stmt*> body;            // kProc, kProcess, kRule
+  Expr* guard = nullptr;              // kRule
+  std::string verbs;                  // kProc, kRule: the verbs/CM call or fabric event modelled
+  Ident index;                        // kProcess arrays: the instance variable
+  TypeExpr* index_type = nullptr;     // kProcess arrays
+};
+
+// Arena owning all nodes of all files of one program.
+class Ast {
+ public:
+  Expr* expr(ExprKind kind, Span span) { return &exprs_.emplace_back(Expr{kind, span}); }
+  TypeExpr* type(TypeKind kind, Span span) { return &types_.emplace_back(TypeExpr{kind, span}); }
+  Stmt* stmt(StmtKind kind, Span span) { return &stmts_.emplace_back(Stmt{kind, span}); }
+  Decl* decl(DeclKind kind, Span span) { return &decls_.emplace_back(Decl{kind, span}); }
+
+ private:
+  std::deque<Expr> exprs_;
+  std::deque<TypeExpr> types_;
+  std::deque<Stmt> stmts_;
+  std::deque<Decl> decls_;
+};
+
+}  // namespace qpcheck::lang

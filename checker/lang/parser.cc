@@ -1,0 +1,648 @@
+#include "checker/lang/parser.h"
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "checker/lang/lexer.h"
+
+namespace qpcheck::lang {
+
+namespace {
+
+Span join(Span a, Span b) { return Span{a.file, a.begin, b.end > a.begin ? b.end : a.end}; }
+
+class Parser {
+ public:
+  Parser(std::vector<Token> toks, Ast& ast) : t_(std::move(toks)), ast_(ast) {}
+
+  std::vector<Decl*> file() {
+    std::vector<Decl*> out;
+    while (!at(Tok::kEof)) out.push_back(decl());
+    return out;
+  }
+
+ private:
+  const Token& peek(int k = 0) const { return t_[std::min<size_t>(p_ + k, t_.size() - 1)]; }
+  bool at(Tok k) const { return peek().kind == k; }
+  Token take() { Token t = peek(); if (p_ < t_.size() - 1) ++p_; return t; }
+  bool accept(Tok k) { if (at(k)) { take(); return true; } return false; }
+  Span prev_span() const { return t_[p_ > 0 ? p_ - 1 : 0].span; }
+
+  [[noreturn]] void fail_expected(const std::string& what) {
+    const Token& t = peek();
+    std::string found = t.kind == Tok::kEof ? "end of file"
+                        : t.kind == Tok::kString ? "a string"
+                                                 : fmt::format("'{}'", t.text);
+    throw SpecError(t.span, fmt::format("expected {}, found {}", what, found));
+  }
+  Token expect(Tok k, const char* context = nullptr) {
+    if (!at(k)) {
+      // A missing ';' is reported right after the previous token, where it belongs.
+      if (k == Tok::kSemi && p_ > 0) {
+        Span s = prev_span();
+        throw SpecError(Span{s.file, s.end, s.end + 1},
+                        fmt::format("expected ';'{}{}", context ? " after " : "", context ? context : ""));
+      }
+      fail_expected(context ? fmt::format("{} {}", token_name(k), context) : std::string(token_name(k)));
+    }
+    return take();
+  }
+  Ident ident(const char* what = "a name") {
+    if (!at(Tok::kIdent)) fail_expected(what);
+    Token t = take();
+    return Ident{t.text, t.span};
+  }
+
+  // ---- declarations ----
+  Decl* decl() {
+    Span start = peek().span;
+    switch (peek().kind) {
+      case Tok::kImport: {
+        take();
+        Token s = expect(Tok::kString, "(the file to import)");
+        Decl* d = ast_.decl(DeclKind::kImport, join(start, s.span));
+        d->path = s.text;
+        d->name = Ident{s.text, s.span};
+        expect(Tok::kSemi, "import");
+        return d;
+      }
+      case Tok::kParam: {
+        take();
+        Decl* d = ast_.decl(DeclKind::kParam, start);
+        d->name = ident("a parameter name");
+        expect(Tok::kColon);
+        d->type = type();
+        expect(Tok::kAssign, "(a parameter needs a default value)");
+        d->value = expr();
+        expect(Tok::kSemi, "parameter declaration");
+        d->span = join(start, prev_span());
+        return d;
+      }
+      case Tok::kConst: {
+        take();
+        Decl* d = ast_.decl(DeclKind::kConst, start);
+        d->name = ident("a constant name");
+        expect(Tok::kAssign);
+        d->value = expr();
+        expect(Tok::kSemi, "constant declaration");
+        d->span = join(start, prev_span());
+        return d;
+      }
+      case Tok::kType: {
+        take();
+        Decl* d = ast_.decl(DeclKind::kType, start);
+        d->name = ident("a type name");
+        expect(Tok::kAssign);
+        d->type = type();
+        expect(Tok::kSemi, "type declaration");
+        d->span = join(start, prev_span());
+        return d;
+      }
+      case Tok::kVar: {
+        take();
+        Decl* d = ast_.decl(DeclKind::kVar, start);
+        d->name = ident("a variable name");
+        expect(Tok::kColon);
+        d->type = type();
+        if (accept(Tok::kAssign)) d->value = expr();
+        expect(Tok::kSemi, "variable declaration");
+        d->span = join(start, prev_span());
+        return d;
+      }
+      case Tok::kFn: {
+        take();
+        Decl* d = ast_.decl(DeclKind::kFn, start);
+        d->name = ident("a function name");
+        d->params = params(true);
+        expect(Tok::kColon, "(the function's result type)");
+        d->type = type();
+        expect(Tok::kAssign);
+        d->value = expr();
+        expect(Tok::kSemi, "function declaration");
+        d->span = join(start, prev_span());
+        return d;
+      }
+      case Tok::kProc: {
+        take();
+        Decl* d = ast_.decl(DeclKind::kProc, start);
+        d->name = ident("a procedure name");
+        d->params = params(true);
+        if (accept(Tok::kVerbs)) d->verbs = expect(Tok::kString, "(the verbs call modelled)").text;
+        d->span = join(start, prev_span());
+        d->body = block();
+        return d;
+      }
+      case Tok::kProcess: {
+        take();
+        Decl* d = ast_.decl(DeclKind::kProcess, start);
+        d->name = ident("a process name");
+        if (accept(Tok::kLBracket)) {
+          d->index = ident("an instance variable");
+          expect(Tok::kIn);
+          d->index_type = type();
+          expect(Tok::kRBracket);
+        }
+        d->span = join(start, prev_span());
+        d->body = block();
+        return d;
+      }
+      case Tok::kRule: {
+        take();
+        Decl* d = ast_.decl(DeclKind::kRule, start);
+        d->name = ident("a rule name");
+        if (at(Tok::kLParen)) d->params = params(true);
+        if (accept(Tok::kVerbs)) d->verbs = expect(Tok::kString, "(the event modelled)").text;
+        if (accept(Tok::kWhen)) d->guard = expr();
+        d->span = join(start, prev_span());
+        d->body = block();
+        return d;
+      }
+      case Tok::kInvariant: {
+        take();
+        Decl* d = ast_.decl(DeclKind::kInvariant, start);
+        d->name = ident("an invariant name");
+        expect(Tok::kColon);
+        d->value = expr();
+        expect(Tok::kSemi, "invariant");
+        d->span = join(start, prev_span());
+        return d;
+      }
+      default:
+        fail_expected("a declaration (import, param, const, type, var, fn, proc, process, rule or invariant)");
+    }
+  }
+
+  std::vector<Param> params(bool parens) {
+    std::vector<Param> out;
+    expect(Tok::kLParen);
+    if (!at(Tok::kRParen)) {
+      do {
+        Param p;
+        p.name = ident("a parameter name");
+        expect(Tok::kColon, "(each parameter needs a type)");
+        p.type = type();
+        out.push_back(p);
+      } while (accept(Tok::kComma));
+    }
+    expect(Tok::kRParen);
+    return out;
+  }
+
+  // ---- types ----
+  TypeExpr* type() {
+    Span start = peek().span;
+    if (accept(Tok::kBool)) return ast_.type(TypeKind::kBool, start);
+    if (accept(Tok::kEnum)) {
+      TypeExpr* t = ast_.type(TypeKind::kEnum, start);
+      expect(Tok::kLBrace);
+      do t->names.push_back(ident("an enum constant")); while (accept(Tok::kComma));
+      expect(Tok::kRBrace);
+      t->span = join(start, prev_span());
+      return t;
+    }
+    if (accept(Tok::kRecord)) {
+      TypeExpr* t = ast_.type(TypeKind::kRecord, start);
+      expect(Tok::kLBrace);
+      while (!at(Tok::kRBrace)) {
+        t->names.push_back(ident("a field name"));
+        expect(Tok::kColon);
+        t->fields.push_back(type());
+        expect(Tok::kSemi, "record field");
+      }
+      expect(Tok::kRBrace);
+      t->span = join(start, prev_span());
+      return t;
+    }
+    if (accept(Tok::kArray)) {
+      TypeExpr* t = ast_.type(TypeKind::kArray, start);
+      expect(Tok::kLBracket);
+      t->index = type();
+      expect(Tok::kRBracket);
+      expect(Tok::kOf);
+      t->elem = type();
+      t->span = join(start, prev_span());
+      return t;
+    }
+    if (accept(Tok::kQueue)) {
+      TypeExpr* t = ast_.type(TypeKind::kQueue, start);
+      expect(Tok::kLBracket);
+      t->capacity = expr();
+      expect(Tok::kRBracket);
+      expect(Tok::kOf);
+      t->elem = type();
+      t->span = join(start, prev_span());
+      return t;
+    }
+    if (at(Tok::kIdent) && peek(1).kind != Tok::kDotDot) {
+      TypeExpr* t = ast_.type(TypeKind::kNamed, start);
+      t->names.push_back(ident());
+      return t;
+    }
+    if (!at(Tok::kIdent) && !at(Tok::kInt) && !at(Tok::kMinus) && !at(Tok::kLParen)) {
+      fail_expected("a type (bool, LO..HI, enum, record, array, queue or a type name)");
+    }
+    TypeExpr* t = ast_.type(TypeKind::kRange, start);
+    t->lo = additive();
+    expect(Tok::kDotDot, "in a range type LO..HI");
+    t->hi = additive();
+    t->span = join(start, prev_span());
+    return t;
+  }
+
+  // ---- statements ----
+  std::vector<Stmt*> block() {
+    expect(Tok::kLBrace);
+    std::vector<Stmt*> out;
+    while (!at(Tok::kRBrace)) {
+      if (at(Tok::kEof)) fail_expected("'}'");
+      out.push_back(stmt());
+    }
+    take();
+    return out;
+  }
+
+  Stmt* stmt() {
+    Span start = peek().span;
+    auto finish = [&](Stmt* s) { s->span = join(start, prev_span()); return s; };
+    // labels: `L:` and `end L:`
+    if ((at(Tok::kIdent) && peek(1).kind == Tok::kColon) ||
+        (at(Tok::kEnd) && peek(1).kind == Tok::kIdent && peek(2).kind == Tok::kColon)) {
+      Stmt* s = ast_.stmt(StmtKind::kLabel, start);
+      s->end_label = accept(Tok::kEnd);
+      s->name = ident();
+      take();  // ':'
+      if (at(Tok::kRBrace)) {
+        throw SpecError(s->name.span, fmt::format("label '{}' must be followed by a statement", s->name.name));
+      }
+      s->body.push_back(stmt());
+      s->span = join(start, s->name.span);
+      return s;
+    }
+    switch (peek().kind) {
+      case Tok::kVar: {
+        take();
+        Stmt* s = ast_.stmt(StmtKind::kVar, start);
+        s->name = ident("a variable name");
+        expect(Tok::kColon);
+        s->type = type();
+        if (accept(Tok::kAssign)) s->expr = expr();
+        expect(Tok::kSemi, "variable declaration");
+        return finish(s);
+      }
+      case Tok::kAwait: {
+        take();
+        Stmt* s = ast_.stmt(StmtKind::kAwait, start);
+        s->expr = expr();
+        expect(Tok::kSemi, "await");
+        return finish(s);
+      }
+      case Tok::kRequire: {
+        take();
+        Stmt* s = ast_.stmt(StmtKind::kRequire, start);
+        s->expr = expr();
+        expect(Tok::kSemi, "require");
+        return finish(s);
+      }
+      case Tok::kWhen:
+      case Tok::kAtomic: {
+        bool when = take().kind == Tok::kWhen;
+        Stmt* s = ast_.stmt(StmtKind::kWhen, start);
+        if (when) s->expr = expr();
+        s->span = join(start, prev_span());
+        s->body = block();
+        return s;
+      }
+      case Tok::kIf: {
+        take();
+        Stmt* s = ast_.stmt(StmtKind::kIf, start);
+        s->expr = expr();
+        s->span = join(start, prev_span());
+        s->body = block();
+        if (accept(Tok::kElse)) {
+          s->has_else = true;
+          if (at(Tok::kIf)) s->else_body.push_back(stmt());
+          else s->else_body = block();
+        }
+        return s;
+      }
+      case Tok::kWhile: {
+        take();
+        Stmt* s = ast_.stmt(StmtKind::kWhile, start);
+        s->expr = expr();
+        s->span = join(start, prev_span());
+        s->body = block();
+        return s;
+      }
+      case Tok::kFor: {
+        take();
+        Stmt* s = ast_.stmt(StmtKind::kFor, start);
+        s->name = ident("a loop variable");
+        expect(Tok::kIn);
+        s->type = type();
+        s->span = join(start, prev_span());
+        s->body = block();
+        return s;
+      }
+      case Tok::kChoose: {
+        take();
+        Stmt* s = ast_.stmt(StmtKind::kChoose, start);
+        s->alternatives.push_back(block());
+        while (accept(Tok::kOr_)) s->alternatives.push_back(block());
+        return s;
+      }
+      case Tok::kGoto: {
+        take();
+        Stmt* s = ast_.stmt(StmtKind::kGoto, start);
+        s->name = ident("a label");
+        expect(Tok::kSemi, "goto");
+        return finish(s);
+      }
+      case Tok::kBreak: {
+        take();
+        Stmt* s = ast_.stmt(StmtKind::kBreak, start);
+        expect(Tok::kSemi, "break");
+        return finish(s);
+      }
+      case Tok::kSkip: {
+        take();
+        Stmt* s = ast_.stmt(StmtKind::kSkip, start);
+        expect(Tok::kSemi, "skip");
+        return finish(s);
+      }
+      case Tok::kFail: {
+        take();
+        Stmt* s = ast_.stmt(StmtKind::kFail, start);
+        if (at(Tok::kIdent)) s->name = ident();
+        s->message = expect(Tok::kString, "(the failure message)").text;
+        expect(Tok::kSemi, "fail");
+        return finish(s);
+      }
+      case Tok::kAssert: {
+        take();
+        Stmt* s = ast_.stmt(StmtKind::kAssert, start);
+        s->expr = expr();
+        if (at(Tok::kIdent)) s->name = ident();
+        if (at(Tok::kString)) s->message = take().text;
+        expect(Tok::kSemi, "assert");
+        return finish(s);
+      }
+      default:
+        break;
+    }
+    // assignment or call
+    Expr* e = postfix();
+    if (accept(Tok::kAssign)) {
+      Stmt* s = ast_.stmt(StmtKind::kAssign, start);
+      s->lhs = e;
+      s->expr = expr();
+      expect(Tok::kSemi, "assignment");
+      return finish(s);
+    }
+    if (e->kind != ExprKind::kCall) {
+      throw SpecError(e->span, "expected a statement (an assignment 'x = e;' or a call 'p(...);')");
+    }
+    Stmt* s = ast_.stmt(StmtKind::kCall, start);
+    s->expr = e;
+    expect(Tok::kSemi, "call");
+    return finish(s);
+  }
+
+  // ---- expressions ----
+  Expr* expr() {
+    if (at(Tok::kForall) || at(Tok::kExists)) {
+      Span start = peek().span;
+      bool all = take().kind == Tok::kForall;
+      Expr* e = ast_.expr(all ? ExprKind::kForall : ExprKind::kExists, start);
+      e->name = ident("a bound variable");
+      expect(Tok::kIn);
+      e->domain = type();
+      expect(Tok::kColon);
+      e->a = expr();
+      e->span = join(start, e->a->span);
+      return e;
+    }
+    Expr* c = implies();
+    if (accept(Tok::kQuestion)) {
+      Expr* e = ast_.expr(ExprKind::kTernary, c->span);
+      e->a = c;
+      e->b = expr();
+      expect(Tok::kColon, "in a conditional expression");
+      e->c = expr();
+      e->span = join(c->span, e->c->span);
+      return e;
+    }
+    return c;
+  }
+  Expr* binary(Expr* l, BinOp op, Expr* r) {
+    Expr* e = ast_.expr(ExprKind::kBinary, join(l->span, r->span));
+    e->binop = op;
+    e->a = l;
+    e->b = r;
+    return e;
+  }
+  Expr* implies() {
+    Expr* l = or_();
+    if (accept(Tok::kImplies)) return binary(l, BinOp::kImplies, implies());
+    return l;
+  }
+  Expr* or_() {
+    Expr* l = and_();
+    while (accept(Tok::kOr)) l = binary(l, BinOp::kOr, and_());
+    return l;
+  }
+  Expr* and_() {
+    Expr* l = equality();
+    while (accept(Tok::kAnd)) l = binary(l, BinOp::kAnd, equality());
+    return l;
+  }
+  Expr* equality() {
+    Expr* l = relational();
+    while (at(Tok::kEq) || at(Tok::kNe)) {
+      BinOp op = take().kind == Tok::kEq ? BinOp::kEq : BinOp::kNe;
+      l = binary(l, op, relational());
+    }
+    return l;
+  }
+  Expr* relational() {
+    Expr* l = additive();
+    while (at(Tok::kLt) || at(Tok::kLe) || at(Tok::kGt) || at(Tok::kGe)) {
+      Tok k = take().kind;
+      BinOp op = k == Tok::kLt ? BinOp::kLt : k == Tok::kLe ? BinOp::kLe : k == Tok::kGt ? BinOp::kGt : BinOp::kGe;
+      l = binary(l, op, additive());
+    }
+    return l;
+  }
+  Expr* additive() {
+    Expr* l = multiplicative();
+    while (at(Tok::kPlus) || at(Tok::kMinus)) {
+      BinOp op = take().kind == Tok::kPlus ? BinOp::kAdd : BinOp::kSub;
+      l = binary(l, op, multiplicative());
+    }
+    return l;
+  }
+  Expr* multiplicative() {
+    Expr* l = unary();
+    while (at(Tok::kStar) || at(Tok::kSlash) || at(Tok::kPercent)) {
+      Tok k = take().kind;
+      BinOp op = k == Tok::kStar ? BinOp::kMul : k == Tok::kSlash ? BinOp::kDiv : BinOp::kMod;
+      l = binary(l, op, unary());
+    }
+    return l;
+  }
+  Expr* unary() {
+    if (at(Tok::kNot) || at(Tok::kMinus)) {
+      Token t = take();
+      Expr* e = ast_.expr(ExprKind::kUnary, t.span);
+      e->unop = t.kind == Tok::kNot ? UnOp::kNot : UnOp::kNeg;
+      e->a = unary();
+      e->span = join(t.span, e->a->span);
+      return e;
+    }
+    return postfix();
+  }
+  Expr* postfix() {
+    Expr* e = primary();
+    while (true) {
+      if (accept(Tok::kLBracket)) {
+        Expr* x = ast_.expr(ExprKind::kIndex, e->span);
+        x->a = e;
+        x->b = expr();
+        expect(Tok::kRBracket);
+        x->span = join(e->span, prev_span());
+        e = x;
+      } else if (accept(Tok::kDot)) {
+        Expr* x = ast_.expr(ExprKind::kField, e->span);
+        x->a = e;
+        x->name = ident("a field name");
+        x->span = join(e->span, x->name.span);
+        e = x;
+      } else if (accept(Tok::kAt)) {
+        Expr* x = ast_.expr(ExprKind::kAt, e->span);
+        x->a = e;
+        x->name = ident("a label");
+        x->span = join(e->span, x->name.span);
+        e = x;
+      } else {
+        return e;
+      }
+    }
+  }
+  Expr* primary() {
+    const Token& t = peek();
+    switch (t.kind) {
+      case Tok::kInt: {
+        Expr* e = ast_.expr(ExprKind::kInt, t.span);
+        e->value = t.value;
+        take();
+        return e;
+      }
+      case Tok::kTrue:
+      case Tok::kFalse: {
+        Expr* e = ast_.expr(ExprKind::kBool, t.span);
+        e->value = t.kind == Tok::kTrue;
+        take();
+        return e;
+      }
+      case Tok::kLParen: {
+        take();
+        Expr* e = expr();
+        expect(Tok::kRParen);
+        return e;
+      }
+      case Tok::kIdent: {
+        Ident id = ident();
+        if (accept(Tok::kLParen)) {
+          Expr* e = ast_.expr(ExprKind::kCall, id.span);
+          e->name = id;
+          if (!at(Tok::kRParen)) {
+            do e->args.push_back(expr()); while (accept(Tok::kComma));
+          }
+          expect(Tok::kRParen, "closing the argument list");
+          e->span = join(id.span, prev_span());
+          return e;
+        }
+        Expr* e = ast_.expr(ExprKind::kName, id.span);
+        e->name = id;
+        return e;
+      }
+      default:
+        fail_expected("an expression");
+    }
+  }
+
+  std::vector<Token> t_;
+  size_t p_ = 0;
+  Ast& ast_;
+};
+
+std::string read_file(const std::string& path, bool* ok) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in || std::filesystem::is_directory(path)) { *ok = false; return {}; }
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  *ok = static_cast<bool>(in) || in.eof();
+  return ss.str();
+}
+
+}  // namespace
+
+std::vector<Decl*> parse_file(const SourceManager& sources, int file, Ast& ast) {
+  return Parser(lex(sources, file), ast).file();
+}
+
+Program load_program(SourceManager& sources, Ast& ast, const std::string& path,
+                     const std::vector<std::string>& lib_dirs) {
+  namespace fs = std::filesystem;
+  Program prog;
+  std::set<std::string> loaded;
+  // Depth-first: a file's imports are emitted before its own declarations.
+  auto load = [&](auto&& self, const std::string& file_path, int file_index) -> void {
+    std::vector<Decl*> decls = parse_file(sources, file_index, ast);
+    for (Decl* d : decls) {
+      if (d->kind != DeclKind::kImport) continue;
+      std::vector<fs::path> candidates;
+      fs::path rel(d->path);
+      if (rel.is_absolute()) {
+        candidates.push_back(rel);
+      } else {
+        candidates.push_back(fs::path(file_path).parent_path() / rel);
+        for (const std::string& dir : lib_dirs) candidates.push_back(fs::path(dir) / rel);
+      }
+      std::string found;
+      for (const fs::path& c : candidates) {
+        std::error_code ec;
+        if (fs::is_regular_file(c, ec)) { found = c.string(); break; }
+      }
+      if (found.empty()) {
+        std::string where;
+        for (const fs::path& c : candidates) where += "\n    " + c.lexically_normal().string();
+        throw SpecError(d->name.span, fmt::format("cannot find imported file \"{}\"; looked in:{}", d->path, where));
+      }
+      std::error_code ec;
+      std::string key = fs::weakly_canonical(found, ec).string();
+      if (!loaded.insert(key).second) continue;
+      bool ok = true;
+      std::string text = read_file(found, &ok);
+      if (!ok) throw SpecError(d->name.span, fmt::format("cannot read imported file \"{}\"", found));
+      int idx = sources.add(fs::path(found).lexically_normal().string(), std::move(text));
+      self(self, found, idx);
+    }
+    for (Decl* d : decls) {
+      if (d->kind != DeclKind::kImport) prog.decls.push_back(d);
+    }
+  };
+  bool ok = true;
+  std::string text = read_file(path, &ok);
+  if (!ok) throw UsageError(fmt::format("cannot read spec file '{}'", path));
+  std::error_code ec;
+  loaded.insert(fs::weakly_canonical(path, ec).string());
+  prog.main_file = sources.add(path, std::move(text));
+  load(load, path, prog.main_file);
+  return prog;
+}
+
+}  // namespace qpcheck::lang

@@ -1,0 +1,1308 @@
+#include "checker/lang/typecheck.h"
+
+#include "checker/model/eval.h"
+
+#include <functional>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+namespace qpcheck::lang {
+
+namespace {
+
+using model::Op;
+using model::SOp;
+using model::Type;
+using model::TypeKind;
+
+struct Symbol {
+  enum class Kind { kConst, kType, kVar, kFn, kProc, kProcess };
+  Kind kind = Kind::kConst;
+  Span span;
+  const Type* type = nullptr;
+  int64_t value = 0;   // kConst
+  int64_t slot = 0;    // kVar: first slot
+  const model::Fn* fn = nullptr;
+  const model::Proc* proc = nullptr;
+  int process = -1;    // kProcess: index into processes_
+  bool compiling = false;  // kFn/kProc: its own body is being compiled (recursion)
+};
+
+struct Local {
+  enum class Kind { kFrame, kConst, kSlot } kind = Kind::kFrame;
+  const Type* type = nullptr;
+  int64_t value = 0;  // frame index, constant, or slot
+  Span span;
+};
+
+struct ProcessInfo {
+  std::string name;
+  const Type* index_type = nullptr;  // nullptr: a single process
+  int first_pc_slot = 0;
+  int64_t count = 1;
+  std::map<std::string, int> label_pc;  // label -> pc value (same for every instance)
+};
+
+// Process control-flow graph node (before folding into steps).
+struct Node {
+  enum class K { kStep, kBranch, kChoice, kJump, kEnd } k = K::kEnd;
+  Span span;
+  model::Step* step = nullptr;  // kStep
+  int next = -1;                // kStep: next node; kJump: target
+  const model::Expr* cond = nullptr;  // kBranch
+  int then_n = -1, else_n = -1;       // kBranch
+  std::vector<int> alts;              // kChoice
+  std::string goto_label;             // kJump with an unresolved label
+  Span goto_span;
+};
+
+class Checker {
+ public:
+  Checker(const SourceManager& sources, const ParamOverrides& overrides)
+      : sources_(sources), overrides_(overrides), m_(std::make_unique<model::Model>()) {
+    m_->sources = &sources;
+    bool_ = new_type(TypeKind::kBool, 0, 1);
+    int_ = new_type(TypeKind::kInt, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max());
+  }
+
+  Compiled run(const Program& program) {
+    for (const Decl* d : program.decls) declare(d);
+    if (m_->processes.empty() && m_->rules.empty()) {
+      Span s{program.main_file, 0, 0};
+      throw SpecError(s, "the spec declares no process and no rule: there is nothing to explore");
+    }
+    for (const auto& [name, value] : overrides_) {
+      if (!used_overrides_.count(name)) {
+        std::string known;
+        for (const auto& p : m_->params) known += (known.empty() ? "" : ", ") + p.first;
+        throw UsageError(fmt::format("unknown parameter '{}' in --param {}={} (the spec declares: {})", name, name,
+                                     value, known.empty() ? "no parameters" : known));
+      }
+    }
+    Compiled c;
+    c.model = std::move(m_);
+    c.warnings = std::move(warnings_);
+    return c;
+  }
+
+ private:
+  // ---------------------------------------------------------------- helpers
+  [[noreturn]] void error(Span span, std::string message) { throw SpecError(span, std::move(message)); }
+  void warn(Span span, std::string message) {
+    for (const Diagnostic& w : warnings_) {
+      if (w.span.file == span.file && w.span.begin == span.begin && w.message == message) return;
+    }
+    warnings_.push_back(Diagnostic{Severity::kWarning, span, std::move(message)});
+  }
+  Type* new_type(TypeKind k, int64_t lo, int64_t hi) {
+    Type& t = m_->types.emplace_back();
+    t.kind = k;
+    t.lo = lo;
+    t.hi = hi;
+    return &t;
+  }
+  model::Expr* new_expr(Op op, const Type* type, Span span) {
+    model::Expr& e = m_->exprs.emplace_back();
+    e.op = op;
+    e.type = type;
+    e.span = span;
+    return &e;
+  }
+  model::Expr* constant(int64_t v, const Type* type, Span span) {
+    model::Expr* e = new_expr(Op::kConst, type, span);
+    e->value = v;
+    return e;
+  }
+  model::Stmt* new_stmt(SOp op, Span span) {
+    model::Stmt& s = m_->stmts.emplace_back();
+    s.op = op;
+    s.span = span;
+    return &s;
+  }
+  int new_frame() { return m_->frame_size++; }
+  std::string where(Span s) const { return sources_.location(s); }
+
+  void define(const Ident& id, Symbol sym) {
+    auto it = globals_.find(id.name);
+    if (it != globals_.end()) {
+      error(id.span, fmt::format("duplicate declaration of '{}' (first declared at {})", id.name,
+                                 where(it->second.span)));
+    }
+    sym.span = id.span;
+    globals_.emplace(id.name, sym);
+  }
+
+  // Looks a name up: innermost local scope first, then globals.
+  const Local* find_local(const std::string& name) const {
+    for (size_t i = scopes_.size(); i-- > 0;) {
+      auto it = scopes_[i].find(name);
+      if (it != scopes_[i].end()) return &it->second;
+    }
+    return nullptr;
+  }
+  void bind_local(const Ident& id, Local l) {
+    if (scopes_.empty()) scopes_.emplace_back();
+    auto& scope = scopes_.back();
+    if (scope.count(id.name)) {
+      error(id.span, fmt::format("duplicate declaration of '{}' (first declared at {})", id.name,
+                                 where(scope[id.name].span)));
+    }
+    l.span = id.span;
+    scope[id.name] = l;
+  }
+  struct ScopeGuard {
+    Checker* c;
+    explicit ScopeGuard(Checker* ch) : c(ch) { c->scopes_.emplace_back(); }
+    ~ScopeGuard() { c->scopes_.pop_back(); }
+  };
+
+  static bool is_int(const Type* t) { return t->kind == TypeKind::kInt; }
+  static bool is_bool(const Type* t) { return t->kind == TypeKind::kBool; }
+
+  static bool same_type(const Type* a, const Type* b) {
+    if (a == b) return true;
+    if (a->kind != b->kind) return false;
+    switch (a->kind) {
+      case TypeKind::kBool: return true;
+      case TypeKind::kInt: return a->lo == b->lo && a->hi == b->hi;
+      case TypeKind::kEnum: return false;  // nominal
+      case TypeKind::kRecord:
+        if (a->field_names != b->field_names) return false;
+        for (size_t i = 0; i < a->field_types.size(); ++i) {
+          if (!same_type(a->field_types[i], b->field_types[i])) return false;
+        }
+        return true;
+      case TypeKind::kArray: return same_type(a->index, b->index) && same_type(a->elem, b->elem);
+      case TypeKind::kQueue: return a->capacity == b->capacity && same_type(a->elem, b->elem);
+    }
+    return false;
+  }
+  // Can a value of type `from` be stored in / passed as `to`? Integers of any range mix (checked at run time).
+  static bool compatible(const Type* to, const Type* from) {
+    if (to->scalar() && from->scalar()) {
+      if (is_int(to)) return is_int(from);
+      if (is_bool(to)) return is_bool(from);
+      return to == from;
+    }
+    return same_type(to, from);
+  }
+  void expect_compatible(const Type* to, const model::Expr* e, const std::string& what) {
+    if (!compatible(to, e->type)) {
+      error(e->span, fmt::format("type mismatch: {} expects {}, but the expression has type {}", what,
+                                 model::type_name(to), model::type_name(e->type)));
+    }
+    if (e->op == Op::kConst && to->scalar() && (e->value < to->lo || e->value > to->hi)) {
+      error(e->span, fmt::format("value {} is out of range {} for {}", model::render_scalar(e->type, e->value),
+                                 model::type_name(to), what));
+    }
+  }
+  void expect_bool(const model::Expr* e, const char* what) {
+    if (!is_bool(e->type)) {
+      error(e->span, fmt::format("{} must be a bool, but has type {}", what, model::type_name(e->type)));
+    }
+  }
+  void expect_int(const model::Expr* e, const char* what) {
+    if (!is_int(e->type)) {
+      error(e->span, fmt::format("{} must be an integer, but has type {}", what, model::type_name(e->type)));
+    }
+  }
+  int64_t const_int(const Expr* ast, const char* what) {
+    const model::Expr* e = expr(ast);
+    expect_int(e, what);
+    if (e->op != Op::kConst) error(ast->span, fmt::format("{} must be a constant expression", what));
+    return e->value;
+  }
+  static bool is_location(const model::Expr* e) {
+    return e->op == Op::kSlot || e->op == Op::kIndex || e->op == Op::kField || e->op == Op::kHead;
+  }
+
+  // ---------------------------------------------------------------- types
+  const Type* type(const TypeExpr* t, const std::string& name = "") {
+    switch (t->kind) {
+      case lang::TypeKind::kBool: return bool_;
+      case lang::TypeKind::kRange: {
+        int64_t lo = const_int(t->lo, "a range bound");
+        int64_t hi = const_int(t->hi, "a range bound");
+        if (hi < lo) error(t->span, fmt::format("empty range {}..{}: the upper bound is below the lower", lo, hi));
+        if (hi - lo >= (int64_t{1} << 31) || lo < std::numeric_limits<int32_t>::min() ||
+            hi > std::numeric_limits<int32_t>::max()) {
+          error(t->span, fmt::format("range {}..{} is too large (at most 2^31 values within 32-bit integers)", lo, hi));
+        }
+        return new_type(TypeKind::kInt, lo, hi);
+      }
+      case lang::TypeKind::kEnum: {
+        Type* e = new_type(TypeKind::kEnum, 0, static_cast<int64_t>(t->names.size()) - 1);
+        e->name = name;
+        for (size_t i = 0; i < t->names.size(); ++i) {
+          Symbol s;
+          s.kind = Symbol::Kind::kConst;
+          s.type = e;
+          s.value = static_cast<int64_t>(i);
+          define(t->names[i], s);
+          e->constants.push_back(t->names[i].name);
+        }
+        return e;
+      }
+      case lang::TypeKind::kRecord: {
+        Type* r = new_type(TypeKind::kRecord, 0, 0);
+        r->name = name;
+        r->slots = 0;
+        std::map<std::string, Span> seen;
+        for (size_t i = 0; i < t->names.size(); ++i) {
+          auto [it, fresh] = seen.emplace(t->names[i].name, t->names[i].span);
+          if (!fresh) {
+            error(t->names[i].span, fmt::format("duplicate field '{}' (first declared at {})", t->names[i].name,
+                                                where(it->second)));
+          }
+          const Type* ft = type(t->fields[i]);
+          r->field_names.push_back(t->names[i].name);
+          r->field_types.push_back(ft);
+          r->field_offsets.push_back(r->slots);
+          r->slots += ft->slots;
+        }
+        return r;
+      }
+      case lang::TypeKind::kArray: {
+        const Type* index = type(t->index);
+        if (!index->scalar()) error(t->index->span, "an array index type must be a range, an enum or bool");
+        const Type* elem = type(t->elem);
+        Type* a = new_type(TypeKind::kArray, 0, 0);
+        a->index = index;
+        a->elem = elem;
+        int64_t slots = index->count() * elem->slots;
+        if (slots > (1 << 20)) error(t->span, fmt::format("array has {} scalar slots; at most 2^20", slots));
+        a->slots = static_cast<int>(slots);
+        return a;
+      }
+      case lang::TypeKind::kQueue: {
+        int64_t cap = const_int(t->capacity, "a queue capacity");
+        if (cap < 1 || cap > 1024) error(t->capacity->span, fmt::format("queue capacity {} must be 1..1024", cap));
+        const Type* elem = type(t->elem);
+        Type* q = new_type(TypeKind::kQueue, 0, 0);
+        q->capacity = static_cast<int>(cap);
+        q->elem = elem;
+        q->slots = 1 + static_cast<int>(cap) * elem->slots;
+        return q;
+      }
+      case lang::TypeKind::kNamed: {
+        const Ident& id = t->names[0];
+        auto it = globals_.find(id.name);
+        if (it == globals_.end()) error(id.span, fmt::format("unknown type '{}'", id.name));
+        if (it->second.kind != Symbol::Kind::kType) {
+          error(id.span, fmt::format("'{}' is not a type (declared at {})", id.name, where(it->second.span)));
+        }
+        return it->second.type;
+      }
+    }
+    error(t->span, "internal: unknown type form");
+  }
+
+  // ---------------------------------------------------------------- slots
+  // Allocates slots for a value of type t named `name`; `init` is a scalar broadcast to every leaf, or nullopt.
+  int64_t allocate(const std::string& name, const Type* t, std::optional<int64_t> init, Span init_span) {
+    int64_t first = static_cast<int64_t>(m_->slots.size());
+    std::function<void(const std::string&, const Type*, bool)> leaf = [&](const std::string& n, const Type* ty,
+                                                                           bool in_queue) {
+      switch (ty->kind) {
+        case TypeKind::kBool:
+        case TypeKind::kInt:
+        case TypeKind::kEnum: {
+          int64_t v = ty->lo;
+          if (init && !in_queue) {
+            if (*init < ty->lo || *init > ty->hi) {
+              error(init_span, fmt::format("initial value {} is out of range {} for '{}'", *init,
+                                           model::type_name(ty), n));
+            }
+            v = *init;
+          }
+          if (!in_queue) m_->units.push_back(model::Unit{n, ty, static_cast<int>(m_->slots.size())});
+          m_->slots.push_back(model::SlotInfo{ty->lo, ty->hi, ty});
+          m_->initial.push_back(v);
+          return;
+        }
+        case TypeKind::kRecord:
+          for (size_t i = 0; i < ty->field_types.size(); ++i) {
+            leaf(n + "." + ty->field_names[i], ty->field_types[i], in_queue);
+          }
+          return;
+        case TypeKind::kArray:
+          for (int64_t i = ty->index->lo; i <= ty->index->hi; ++i) {
+            leaf(fmt::format("{}[{}]", n, model::render_scalar(ty->index, i)), ty->elem, in_queue);
+          }
+          return;
+        case TypeKind::kQueue: {
+          if (!in_queue) m_->units.push_back(model::Unit{n, ty, static_cast<int>(m_->slots.size())});
+          m_->slots.push_back(model::SlotInfo{0, ty->capacity, int_});
+          m_->initial.push_back(0);
+          for (int i = 0; i < ty->capacity; ++i) leaf(n, ty->elem, true);
+          return;
+        }
+      }
+    };
+    leaf(name, t, false);
+    return first;
+  }
+
+  // ---------------------------------------------------------------- declarations
+  void declare(const Decl* d) {
+    switch (d->kind) {
+      case DeclKind::kImport: return;
+      case DeclKind::kParam: return declare_param(d);
+      case DeclKind::kConst: {
+        const model::Expr* e = expr(d->value);
+        if (e->op != Op::kConst) error(d->value->span, "a const needs a constant expression");
+        Symbol s;
+        s.kind = Symbol::Kind::kConst;
+        s.type = is_int(e->type) ? int_ : e->type;
+        s.value = e->value;
+        define(d->name, s);
+        return;
+      }
+      case DeclKind::kType: {
+        auto it = globals_.find(d->name.name);
+        if (it != globals_.end()) {
+          error(d->name.span, fmt::format("duplicate declaration of '{}' (first declared at {})", d->name.name,
+                                          where(it->second.span)));
+        }
+        Symbol s;
+        s.kind = Symbol::Kind::kType;
+        s.type = type(d->type, d->name.name);
+        define(d->name, s);
+        return;
+      }
+      case DeclKind::kVar: {
+        const Type* t = type(d->type);
+        std::optional<int64_t> init;
+        Span init_span;
+        if (d->value != nullptr) {
+          const model::Expr* e = expr(d->value);
+          init_span = d->value->span;
+          if (e->op != Op::kConst) error(d->value->span, "an initial value must be a constant expression");
+          const Type* leaf = t;
+          while (!leaf->scalar()) {
+            if (leaf->kind == TypeKind::kArray) leaf = leaf->elem;
+            else if (leaf->kind == TypeKind::kQueue) error(d->value->span, "a queue starts empty; it takes no initial value");
+            else if (leaf->field_types.size() == 1) leaf = leaf->field_types[0];
+            else { leaf = nullptr; break; }
+          }
+          if (leaf == nullptr) {
+            // A record with several fields: every field must accept the broadcast value.
+            std::function<void(const Type*)> check = [&](const Type* ty) {
+              if (ty->scalar()) { expect_compatible(ty, e, fmt::format("the initial value of '{}'", d->name.name)); return; }
+              if (ty->kind == TypeKind::kArray) return check(ty->elem);
+              if (ty->kind == TypeKind::kQueue) return;
+              for (const Type* f : ty->field_types) check(f);
+            };
+            check(t);
+          } else {
+            expect_compatible(leaf, e, fmt::format("the initial value of '{}'", d->name.name));
+          }
+          init = e->value;
+        }
+        Symbol s;
+        s.kind = Symbol::Kind::kVar;
+        s.type = t;
+        if (globals_.count(d->name.name)) define(d->name, s);  // reports the duplicate
+        s.slot = allocate(d->name.name, t, init, init_span);
+        define(d->name, s);
+        return;
+      }
+      case DeclKind::kFn: return declare_fn(d);
+      case DeclKind::kProc: return declare_proc(d);
+      case DeclKind::kProcess: return declare_process(d);
+      case DeclKind::kRule: return declare_rule(d);
+      case DeclKind::kInvariant: {
+        for (const model::Invariant& inv : m_->invariants) {
+          if (inv.name == d->name.name) {
+            error(d->name.span, fmt::format("duplicate invariant '{}' (first declared at {})", inv.name,
+                                            where(inv.span)));
+          }
+        }
+        const model::Expr* e = expr(d->value);
+        expect_bool(e, "an invariant");
+        m_->invariants.push_back(model::Invariant{d->name.name, d->name.span, e});
+        return;
+      }
+    }
+  }
+
+  void declare_param(const Decl* d) {
+    const Type* t = type(d->type);
+    if (!t->scalar()) error(d->type->span, "a parameter must have a scalar type (bool, a range or an enum)");
+    const model::Expr* def = expr(d->value);
+    if (def->op != Op::kConst) error(d->value->span, "a parameter's default must be a constant expression");
+    expect_compatible(t, def, fmt::format("parameter '{}'", d->name.name));
+    int64_t v = def->value;
+    for (const auto& [name, text] : overrides_) {
+      if (name != d->name.name) continue;
+      used_overrides_.insert(name);
+      v = parse_override(d->name.name, t, text);
+    }
+    Symbol s;
+    s.kind = Symbol::Kind::kConst;
+    s.type = is_int(t) ? int_ : t;
+    s.value = v;
+    define(d->name, s);
+    m_->params.emplace_back(d->name.name, model::render_scalar(t, v));
+  }
+
+  int64_t parse_override(const std::string& name, const Type* t, const std::string& text) {
+    auto bad = [&](const std::string& why) -> int64_t {
+      throw UsageError(fmt::format("--param {}={}: {}", name, text, why));
+    };
+    switch (t->kind) {
+      case TypeKind::kBool:
+        if (text == "true" || text == "1") return 1;
+        if (text == "false" || text == "0") return 0;
+        return bad("expected true or false");
+      case TypeKind::kEnum:
+        for (size_t i = 0; i < t->constants.size(); ++i) {
+          if (t->constants[i] == text) return static_cast<int64_t>(i);
+        }
+        {
+          std::string all;
+          for (const std::string& c : t->constants) all += (all.empty() ? "" : ", ") + c;
+          return bad(fmt::format("expected one of {}", all));
+        }
+      default: {
+        size_t pos = 0;
+        int64_t v = 0;
+        try {
+          v = std::stoll(text, &pos);
+        } catch (...) {
+          pos = 0;
+        }
+        if (pos == 0 || pos != text.size()) return bad(fmt::format("expected an integer in {}", model::type_name(t)));
+        if (v < t->lo || v > t->hi) return bad(fmt::format("value out of range {}", model::type_name(t)));
+        return v;
+      }
+    }
+  }
+
+  void declare_params_as_frames(const std::vector<Param>& params, std::vector<std::string>* names,
+                                std::vector<int>* frames, std::vector<const Type*>* types, const char* what) {
+    if (params.size() > 16) error(params[16].name.span, "at most 16 parameters");
+    for (const Param& p : params) {
+      const Type* t = type(p.type);
+      if (!t->scalar()) {
+        error(p.type->span, fmt::format("{} parameters must be scalars (bool, a range or an enum)", what));
+      }
+      int f = new_frame();
+      bind_local(p.name, Local{Local::Kind::kFrame, t, f, {}});
+      if (names) names->push_back(p.name.name);
+      frames->push_back(f);
+      types->push_back(t);
+    }
+  }
+
+  void declare_fn(const Decl* d) {
+    model::Fn& fn = m_->fns.emplace_back();
+    fn.name = d->name.name;
+    Symbol s;
+    s.kind = Symbol::Kind::kFn;
+    s.fn = &fn;
+    s.compiling = true;
+    define(d->name, s);
+    ScopeGuard g(this);
+    declare_params_as_frames(d->params, nullptr, &fn.param_frames, &fn.param_types, "function");
+    const Type* result = type(d->type);
+    if (!result->scalar()) error(d->type->span, "a function must return a scalar (bool, a range or an enum)");
+    const model::Expr* body = expr(d->value);
+    expect_compatible(result, body, fmt::format("the result of '{}'", fn.name));
+    // The call expression's type is the declared result type; a body value outside it is a runtime error.
+    fn_result_[&fn] = result;
+    fn.body = body;
+    globals_[d->name.name].compiling = false;
+  }
+
+  void declare_proc(const Decl* d) {
+    model::Proc& p = m_->procs.emplace_back();
+    p.name = d->name.name;
+    p.verbs = d->verbs;
+    p.span = d->span;
+    Symbol s;
+    s.kind = Symbol::Kind::kProc;
+    s.proc = &p;
+    s.compiling = true;
+    define(d->name, s);
+    ScopeGuard g(this);
+    declare_params_as_frames(d->params, &p.param_names, &p.param_frames, &p.param_types, "procedure");
+    p.body = atomic_block(d->body, "a procedure");
+    globals_[d->name.name].compiling = false;
+  }
+
+  void declare_rule(const Decl* d) {
+    for (const model::Rule& r : m_->rules) {
+      if (r.name == d->name.name) {
+        error(d->name.span, fmt::format("duplicate rule '{}' (first declared at {})", r.name, where(r.span)));
+      }
+    }
+    model::Rule r;
+    r.name = d->name.name;
+    r.verbs = d->verbs;
+    r.span = d->span;
+    ScopeGuard g(this);
+    declare_params_as_frames(d->params, &r.param_names, &r.param_frames, &r.param_types, "rule");
+    for (const Type* t : r.param_types) {
+      r.instances *= t->count();
+      if (r.instances > (1 << 24)) error(d->span, "a rule may have at most 2^24 parameter tuples");
+    }
+    if (d->guard != nullptr) {
+      r.guard = expr(d->guard);
+      expect_bool(r.guard, "a rule's guard");
+    }
+    r.body = atomic_block(d->body, "a rule");
+    m_->rules.push_back(std::move(r));
+  }
+
+  // ---------------------------------------------------------------- processes
+  void declare_process(const Decl* d) {
+    ProcessInfo info;
+    info.name = d->name.name;
+    std::vector<int64_t> index_values = {0};
+    if (d->index_type != nullptr) {
+      info.index_type = type(d->index_type);
+      if (!info.index_type->scalar()) error(d->index_type->span, "a process array is indexed by a range or an enum");
+      if (info.index_type->count() > 4096) error(d->index_type->span, "at most 4096 instances of one process");
+      index_values.clear();
+      for (int64_t v = info.index_type->lo; v <= info.index_type->hi; ++v) index_values.push_back(v);
+    }
+    info.count = static_cast<int64_t>(index_values.size());
+    info.first_pc_slot = static_cast<int>(m_->slots.size());
+    // Program counters of all instances are contiguous (P[i]@L indexes them); their ranges are fixed below.
+    int first_instance = static_cast<int>(m_->processes.size());
+    for (int64_t v : index_values) {
+      model::ProcessInstance pi;
+      pi.process = info.name;
+      pi.name = info.index_type ? fmt::format("{}[{}]", info.name, model::render_scalar(info.index_type, v))
+                                : info.name;
+      pi.pc_slot = static_cast<int>(m_->slots.size());
+      m_->units.push_back(model::Unit{pi.name + "@", int_, pi.pc_slot, static_cast<int>(m_->processes.size())});
+      m_->slots.push_back(model::SlotInfo{0, 0, int_});
+      m_->initial.push_back(0);
+      m_->processes.push_back(std::move(pi));
+    }
+    Symbol s;
+    s.kind = Symbol::Kind::kProcess;
+    s.process = static_cast<int>(process_infos_.size());
+    define(d->name, s);
+    process_infos_.push_back(info);
+    for (size_t k = 0; k < index_values.size(); ++k) {
+      compile_instance(d, process_infos_.back(), first_instance + static_cast<int>(k), index_values[k]);
+    }
+  }
+
+  void compile_instance(const Decl* d, ProcessInfo& info, int instance, int64_t index_value) {
+    ScopeGuard g(this);
+    if (info.index_type != nullptr) {
+      bind_local(d->index, Local{Local::Kind::kConst, info.index_type, index_value, {}});
+    }
+    model::ProcessInstance& pi = m_->processes[instance];
+    // Local variables: declarations at the start of the body.
+    size_t first_stmt = 0;
+    for (; first_stmt < d->body.size() && d->body[first_stmt]->kind == StmtKind::kVar; ++first_stmt) {
+      const Stmt* v = d->body[first_stmt];
+      const Type* t = type(v->type);
+      std::optional<int64_t> init;
+      if (v->expr != nullptr) {
+        const model::Expr* e = expr(v->expr);
+        if (e->op != Op::kConst) error(v->expr->span, "an initial value must be a constant expression");
+        if (t->scalar()) expect_compatible(t, e, fmt::format("the initial value of '{}'", v->name.name));
+        init = e->value;
+      }
+      int64_t slot = allocate(pi.name + "." + v->name.name, t, init, v->expr ? v->expr->span : v->span);
+      bind_local(v->name, Local{Local::Kind::kSlot, t, slot, {}});
+    }
+    std::vector<const Stmt*> body(d->body.begin() + first_stmt, d->body.end());
+
+    nodes_.clear();
+    labels_.clear();
+    label_nodes_.clear();
+    end_label_nodes_.clear();
+    int end = add_node(Node{Node::K::kEnd, d->span});
+    int entry = block(body, end, -1);
+    for (Node& n : nodes_) {
+      if (n.k == Node::K::kJump && !n.goto_label.empty()) {
+        auto it = labels_.find(n.goto_label);
+        if (it == labels_.end()) error(n.goto_span, fmt::format("goto to unknown label '{}'", n.goto_label));
+        n.next = it->second;
+      }
+    }
+    // Stored program counters: the entry, every step's continuation, every label; jumps resolved away.
+    std::vector<int> pc_of(nodes_.size(), -1);
+    std::vector<int> pc_node;
+    auto pc = [&](int node) {
+      int c = canonical(node);
+      if (pc_of[c] < 0) {
+        pc_of[c] = static_cast<int>(pc_node.size());
+        pc_node.push_back(c);
+      }
+      return pc_of[c];
+    };
+    int entry_pc = pc(entry);
+    for (const auto& [name, node] : labels_) info.label_pc[name] = pc(node);
+    // pc_node grows while edges are expanded: every continuation becomes a stored program counter.
+    for (size_t i = 0; i < pc_node.size(); ++i) {
+      std::vector<const model::Expr*> conds;
+      std::set<int> visiting;
+      std::vector<model::Edge> edges;
+      expand(pc_node[i], conds, visiting, edges);
+      for (model::Edge& e : edges) {
+        model::Step* st = const_cast<model::Step*>(e.step);
+        st->next_pc = pc(step_next_[st]);
+      }
+      pi.edges.push_back(std::move(edges));
+    }
+    std::set<int> end_nodes;
+    for (int n : end_label_nodes_) end_nodes.insert(canonical(n));
+    pi.valid_end.assign(pc_node.size(), false);
+    pi.pc_names.assign(pc_node.size(), "");
+    for (size_t i = 0; i < pc_node.size(); ++i) {
+      const Node& n = nodes_[pc_node[i]];
+      pi.valid_end[i] = n.k == Node::K::kEnd || end_nodes.count(pc_node[i]) > 0;
+      if (n.k == Node::K::kEnd) pi.pc_names[i] = "end";
+      else pi.pc_names[i] = fmt::format("line {}", sources_.line_col(n.span).first);
+    }
+    for (const auto& [name, node] : labels_) pi.pc_names[pc_of[canonical(node)]] = name;
+    m_->slots[pi.pc_slot].hi = static_cast<int64_t>(pc_node.size()) - 1;
+    m_->initial[pi.pc_slot] = entry_pc;
+  }
+
+  int add_node(Node n) {
+    nodes_.push_back(std::move(n));
+    return static_cast<int>(nodes_.size()) - 1;
+  }
+
+  int canonical(int node) {
+    std::set<int> seen;
+    while (nodes_[node].k == Node::K::kJump) {
+      if (!seen.insert(node).second) error(nodes_[node].span, "a loop of gotos/breaks that never takes a step");
+      node = nodes_[node].next;
+    }
+    return node;
+  }
+
+  // Collects the steps enabled at `node`, folding branch conditions into each edge.
+  void expand(int node, std::vector<const model::Expr*>& conds, std::set<int>& visiting,
+              std::vector<model::Edge>& out) {
+    node = canonical(node);
+    const Node& n = nodes_[node];
+    switch (n.k) {
+      case Node::K::kEnd: return;
+      case Node::K::kStep: out.push_back(model::Edge{conds, n.step}); return;
+      case Node::K::kJump: return;
+      case Node::K::kBranch:
+      case Node::K::kChoice: {
+        if (!visiting.insert(node).second) {
+          error(n.span, "this loop can go round without taking a step (add an await or a statement)");
+        }
+        if (n.k == Node::K::kBranch) {
+          conds.push_back(n.cond);
+          expand(n.then_n, conds, visiting, out);
+          conds.back() = negate(n.cond);
+          expand(n.else_n, conds, visiting, out);
+          conds.pop_back();
+        } else {
+          for (int a : n.alts) expand(a, conds, visiting, out);
+        }
+        visiting.erase(node);
+        return;
+      }
+    }
+  }
+
+  const model::Expr* negate(const model::Expr* c) {
+    if (c->op == Op::kConst) return constant(!c->value, bool_, c->span);
+    model::Expr* e = new_expr(Op::kNot, bool_, c->span);
+    e->a = c;
+    return e;
+  }
+
+  // Compiles a process-level statement list ending at node `next`; returns the entry node.
+  int block(const std::vector<const Stmt*>& stmts, int next, int break_target) {
+    // Unreachable: a statement right after goto/break that is not labelled.
+    for (size_t i = 0; i + 1 < stmts.size(); ++i) {
+      if ((stmts[i]->kind == StmtKind::kGoto || stmts[i]->kind == StmtKind::kBreak) &&
+          stmts[i + 1]->kind != StmtKind::kLabel) {
+        warn(stmts[i + 1]->span, "unreachable statement: it follows a goto/break and has no label");
+      }
+    }
+    int entry = next;
+    for (size_t i = stmts.size(); i-- > 0;) entry = statement(stmts[i], entry, break_target);
+    return entry;
+  }
+  int block(const std::vector<Stmt*>& stmts, int next, int break_target) {
+    return block(std::vector<const Stmt*>(stmts.begin(), stmts.end()), next, break_target);
+  }
+
+  int step_node(const Stmt* s, const model::Expr* guard, std::vector<const model::Stmt*> body, int next) {
+    model::Step& st = m_->steps.emplace_back();
+    st.span = s->span;
+    st.guard = guard;
+    st.body = std::move(body);
+    step_next_[&st] = next;
+    Node n{Node::K::kStep, s->span};
+    n.step = &st;
+    n.next = next;
+    return add_node(n);
+  }
+
+  int statement(const Stmt* s, int next, int break_target) {
+    switch (s->kind) {
+      case StmtKind::kLabel: {
+        if (labels_.count(s->name.name)) {
+          error(s->name.span, fmt::format("duplicate label '{}'", s->name.name));
+        }
+        labels_[s->name.name] = -1;  // reserve (a goto to itself resolves after)
+        int inner = statement(s->body[0], next, break_target);
+        labels_[s->name.name] = inner;
+        label_nodes_[s->name.name] = s->name.span;
+        if (s->end_label) end_label_nodes_.insert(inner);
+        return inner;
+      }
+      case StmtKind::kAwait: {
+        const model::Expr* c = expr(s->expr);
+        expect_bool(c, "an await condition");
+        return step_node(s, c, {}, next);
+      }
+      case StmtKind::kWhen: {
+        const model::Expr* c = nullptr;
+        if (s->expr != nullptr) {
+          c = expr(s->expr);
+          expect_bool(c, "a when condition");
+        }
+        return step_node(s, c, atomic_block(s->body, "a when/atomic block"), next);
+      }
+      case StmtKind::kIf: {
+        const model::Expr* c = expr(s->expr);
+        expect_bool(c, "an if condition");
+        Node n{Node::K::kBranch, s->span};
+        n.cond = c;
+        n.then_n = block(s->body, next, break_target);
+        n.else_n = block(s->else_body, next, break_target);
+        return add_node(n);
+      }
+      case StmtKind::kWhile: {
+        const model::Expr* c = expr(s->expr);
+        expect_bool(c, "a while condition");
+        int w = add_node(Node{Node::K::kBranch, s->span});
+        int body = block(s->body, w, next);
+        nodes_[w].cond = c;
+        nodes_[w].then_n = body;
+        nodes_[w].else_n = next;
+        return w;
+      }
+      case StmtKind::kChoose: {
+        Node n{Node::K::kChoice, s->span};
+        for (const auto& alt : s->alternatives) n.alts.push_back(block(alt, next, break_target));
+        return add_node(n);
+      }
+      case StmtKind::kGoto: {
+        Node n{Node::K::kJump, s->span};
+        n.goto_label = s->name.name;
+        n.goto_span = s->name.span;
+        return add_node(n);
+      }
+      case StmtKind::kBreak: {
+        if (break_target < 0) error(s->span, "break outside a while loop");
+        Node n{Node::K::kJump, s->span};
+        n.next = break_target;
+        return add_node(n);
+      }
+      case StmtKind::kRequire:
+        error(s->span, "require is only allowed in atomic bodies (proc, rule, when, atomic); a process uses await");
+      case StmtKind::kFor:
+        error(s->span, "for loops are atomic; put this one inside a when/atomic block, a proc or a rule");
+      case StmtKind::kVar:
+        error(s->span, "local variables are declared at the start of a process body");
+      default:
+        return step_node(s, nullptr, {atomic_stmt(s, "a process")}, next);
+    }
+  }
+
+  // ---------------------------------------------------------------- atomic statements
+  std::vector<const model::Stmt*> atomic_block(const std::vector<Stmt*>& stmts, const char* where) {
+    std::vector<const model::Stmt*> out;
+    ScopeGuard g(this);
+    for (const Stmt* s : stmts) out.push_back(atomic_stmt(s, where));
+    return out;
+  }
+
+  const model::Stmt* atomic_stmt(const Stmt* s, const char* where_) {
+    auto not_here = [&](const char* what) -> const model::Stmt* {
+      error(s->span, fmt::format("{} is not allowed inside {}: its body runs as one atomic step", what, where_));
+    };
+    switch (s->kind) {
+      case StmtKind::kSkip: return new_stmt(SOp::kSkip, s->span);
+      case StmtKind::kAssign: {
+        const model::Expr* lhs = expr(s->lhs);
+        if (!is_location(lhs)) error(s->lhs->span, "the left side of '=' must be a variable, an element or a field");
+        const model::Expr* rhs = expr(s->expr);
+        expect_compatible(lhs->type, rhs, "this assignment");
+        if (!lhs->type->scalar() && !is_location(rhs)) error(s->expr->span, "a composite value must be a variable");
+        model::Stmt* st = new_stmt(SOp::kAssign, s->span);
+        st->lhs = lhs;
+        st->rhs = rhs;
+        return st;
+      }
+      case StmtKind::kCall: return call_stmt(s);
+      case StmtKind::kIf: {
+        model::Stmt* st = new_stmt(SOp::kIf, s->span);
+        st->rhs = expr(s->expr);
+        expect_bool(st->rhs, "an if condition");
+        st->body = atomic_block(s->body, where_);
+        st->else_body = atomic_block(s->else_body, where_);
+        return st;
+      }
+      case StmtKind::kFor: {
+        ScopeGuard g(this);
+        const Type* t = type(s->type);
+        if (!t->scalar()) error(s->type->span, "a for loop ranges over a range, an enum or bool");
+        model::Stmt* st = new_stmt(SOp::kFor, s->span);
+        st->frame = new_frame();
+        st->lo = t->lo;
+        st->hi = t->hi;
+        bind_local(s->name, Local{Local::Kind::kFrame, t, st->frame, {}});
+        st->body = atomic_block(s->body, where_);
+        return st;
+      }
+      case StmtKind::kRequire: {
+        if (std::string(where_) == "a process") return not_here("require (use await)");
+        model::Stmt* st = new_stmt(SOp::kRequire, s->span);
+        st->rhs = expr(s->expr);
+        expect_bool(st->rhs, "a require condition");
+        return st;
+      }
+      case StmtKind::kFail: {
+        model::Stmt* st = new_stmt(SOp::kFail, s->span);
+        st->property = s->name.name.empty() ? "assertion" : s->name.name;
+        st->message = s->message;
+        return st;
+      }
+      case StmtKind::kAssert: {
+        model::Stmt* st = new_stmt(SOp::kAssert, s->span);
+        st->rhs = expr(s->expr);
+        expect_bool(st->rhs, "an assertion");
+        st->property = s->name.name.empty() ? "assertion" : s->name.name;
+        st->message = s->message.empty() ? std::string(sources_.text(s->expr->span)) : s->message;
+        return st;
+      }
+      case StmtKind::kAwait: return not_here("await");
+      case StmtKind::kWhen: return not_here("when/atomic");
+      case StmtKind::kWhile: return not_here("while (use a bounded for)");
+      case StmtKind::kChoose: return not_here("choose");
+      case StmtKind::kGoto: return not_here("goto");
+      case StmtKind::kBreak: return not_here("break");
+      case StmtKind::kLabel: return not_here("a label");
+      case StmtKind::kVar: return not_here("a variable declaration");
+    }
+    error(s->span, "internal: unknown statement");
+  }
+
+  const model::Stmt* call_stmt(const Stmt* s) {
+    const Expr* call = s->expr;
+    const std::string& name = call->name.name;
+    if (name == "push" || name == "pop" || name == "clear") {
+      size_t want = name == "push" ? 2 : 1;
+      if (call->args.size() != want) {
+        error(call->span, fmt::format("{}() takes {} argument{}, {} given", name, want, want == 1 ? "" : "s",
+                                      call->args.size()));
+      }
+      const model::Expr* q = expr(call->args[0]);
+      if (name != "clear" && q->type->kind != TypeKind::kQueue) {
+        error(call->args[0]->span, fmt::format("{}() needs a queue, but the argument has type {}", name,
+                                               model::type_name(q->type)));
+      }
+      if (!is_location(q)) error(call->args[0]->span, fmt::format("{}() needs a variable", name));
+      model::Stmt* st = new_stmt(name == "push" ? SOp::kPush : name == "pop" ? SOp::kPop : SOp::kClear, s->span);
+      st->lhs = q;
+      if (name == "push") {
+        st->rhs = expr(call->args[1]);
+        expect_compatible(q->type->elem, st->rhs, "push()");
+        if (!q->type->elem->scalar() && !is_location(st->rhs)) {
+          error(call->args[1]->span, "a composite value must be a variable");
+        }
+      }
+      return st;
+    }
+    if (find_local(name) == nullptr) {
+      auto it = globals_.find(name);
+      if (it != globals_.end() && it->second.kind == Symbol::Kind::kProc) {
+        if (it->second.compiling) {
+          error(call->name.span, fmt::format("procedure '{}' calls itself; procedures may not recurse", name));
+        }
+        const model::Proc* p = it->second.proc;
+        if (call->args.size() != p->param_types.size()) {
+          error(call->span, fmt::format("procedure '{}' takes {} argument{}, {} given", name, p->param_types.size(),
+                                        p->param_types.size() == 1 ? "" : "s", call->args.size()));
+        }
+        model::Stmt* st = new_stmt(SOp::kCall, s->span);
+        st->proc = p;
+        for (size_t i = 0; i < call->args.size(); ++i) {
+          const model::Expr* a = expr(call->args[i]);
+          expect_compatible(p->param_types[i], a, fmt::format("argument {} ('{}') of '{}'", i + 1,
+                                                              p->param_names[i], name));
+          st->args.push_back(a);
+        }
+        return st;
+      }
+      if (it != globals_.end() && it->second.kind == Symbol::Kind::kFn) {
+        error(call->name.span, fmt::format("'{}' is a function (pure); calling it as a statement has no effect", name));
+      }
+    }
+    error(call->name.span, fmt::format("unknown procedure '{}'", name));
+  }
+
+  // ---------------------------------------------------------------- expressions
+  const model::Expr* fold(model::Expr* e) {
+    // Constant folding over kConst operands, so that ranges, initial values and params are compile-time constants.
+    auto is_c = [](const model::Expr* x) { return x != nullptr && x->op == Op::kConst; };
+    bool foldable = false;
+    switch (e->op) {
+      case Op::kNot: case Op::kNeg: foldable = is_c(e->a); break;
+      case Op::kAdd: case Op::kSub: case Op::kMul: case Op::kDiv: case Op::kMod: case Op::kEq: case Op::kNe:
+      case Op::kLt: case Op::kLe: case Op::kGt: case Op::kGe: case Op::kAnd: case Op::kOr: case Op::kImplies:
+        foldable = is_c(e->a) && is_c(e->b) && !e->equal_composite;
+        break;
+      case Op::kTernary: foldable = is_c(e->a) && is_c(e->b) && is_c(e->c); break;
+      default: break;
+    }
+    if (!foldable) return e;
+    model::Machine m(*m_);
+    int64_t v;
+    try {
+      v = m.eval(e);
+    } catch (const model::StepFailure& f) {
+      error(f.span, f.message);
+    }
+    return constant(v, is_int(e->type) ? int_ : e->type, e->span);
+  }
+
+  const model::Expr* expr(const Expr* x) {
+    switch (x->kind) {
+      case ExprKind::kInt: return constant(x->value, int_, x->span);
+      case ExprKind::kBool: return constant(x->value, bool_, x->span);
+      case ExprKind::kName: return name_expr(x);
+      case ExprKind::kUnary: {
+        const model::Expr* a = expr(x->a);
+        model::Expr* e = new_expr(x->unop == UnOp::kNot ? Op::kNot : Op::kNeg, nullptr, x->span);
+        if (x->unop == UnOp::kNot) { expect_bool(a, "the operand of '!'"); e->type = bool_; }
+        else { expect_int(a, "the operand of unary '-'"); e->type = int_; }
+        e->a = a;
+        return fold(e);
+      }
+      case ExprKind::kBinary: return binary_expr(x);
+      case ExprKind::kTernary: {
+        const model::Expr* c = expr(x->a);
+        expect_bool(c, "the condition of '?:'");
+        const model::Expr* a = expr(x->b);
+        const model::Expr* b = expr(x->c);
+        if (!a->type->scalar() || !compatible(a->type, b->type)) {
+          error(x->span, fmt::format("the branches of '?:' have incompatible types {} and {}",
+                                     model::type_name(a->type), model::type_name(b->type)));
+        }
+        model::Expr* e = new_expr(Op::kTernary, is_int(a->type) ? int_ : a->type, x->span);
+        e->a = c;
+        e->b = a;
+        e->c = b;
+        return fold(e);
+      }
+      case ExprKind::kIndex: {
+        const model::Expr* base = expr(x->a);
+        if (base->type->kind != TypeKind::kArray) {
+          error(x->a->span, fmt::format("cannot index a value of type {} (not an array)", model::type_name(base->type)));
+        }
+        const model::Expr* idx = expr(x->b);
+        expect_compatible(base->type->index, idx, "the array index");
+        model::Expr* e = new_expr(Op::kIndex, base->type->elem, x->span);
+        e->a = base;
+        e->b = idx;
+        e->lo = base->type->index->lo;
+        e->count = base->type->index->count();
+        e->stride = base->type->elem->slots;
+        // A constant index into a static location is a static location.
+        if (base->op == Op::kSlot && idx->op == Op::kConst) {
+          model::Expr* s = new_expr(Op::kSlot, e->type, x->span);
+          s->value = base->value + (idx->value - e->lo) * e->stride;
+          return s;
+        }
+        return e;
+      }
+      case ExprKind::kField: {
+        const model::Expr* base = expr(x->a);
+        if (base->type->kind != TypeKind::kRecord) {
+          error(x->name.span, fmt::format("cannot take field '{}' of a value of type {} (not a record)", x->name.name,
+                                          model::type_name(base->type)));
+        }
+        const Type* rt = base->type;
+        for (size_t i = 0; i < rt->field_names.size(); ++i) {
+          if (rt->field_names[i] != x->name.name) continue;
+          if (base->op == Op::kSlot) {
+            model::Expr* s = new_expr(Op::kSlot, rt->field_types[i], x->span);
+            s->value = base->value + rt->field_offsets[i];
+            return s;
+          }
+          model::Expr* e = new_expr(Op::kField, rt->field_types[i], x->span);
+          e->a = base;
+          e->value = rt->field_offsets[i];
+          return e;
+        }
+        std::string fields;
+        for (const std::string& f : rt->field_names) fields += (fields.empty() ? "" : ", ") + f;
+        error(x->name.span, fmt::format("record has no field '{}' (fields: {})", x->name.name, fields));
+      }
+      case ExprKind::kCall: return call_expr(x);
+      case ExprKind::kAt: return at_expr(x);
+      case ExprKind::kForall:
+      case ExprKind::kExists: {
+        ScopeGuard g(this);
+        const Type* t = type(x->domain);
+        if (!t->scalar()) error(x->domain->span, "a quantifier ranges over a range, an enum or bool");
+        model::Expr* e = new_expr(x->kind == ExprKind::kForall ? Op::kForall : Op::kExists, bool_, x->span);
+        e->value = new_frame();
+        e->lo = t->lo;
+        e->count = t->count();
+        bind_local(x->name, Local{Local::Kind::kFrame, t, e->value, {}});
+        e->a = expr(x->a);
+        expect_bool(e->a, "a quantifier's body");
+        return e;
+      }
+    }
+    error(x->span, "internal: unknown expression");
+  }
+
+  const model::Expr* name_expr(const Expr* x) {
+    const std::string& n = x->name.name;
+    if (const Local* l = find_local(n)) {
+      switch (l->kind) {
+        case Local::Kind::kConst: return constant(l->value, l->type, x->span);
+        case Local::Kind::kFrame: {
+          model::Expr* e = new_expr(Op::kFrame, l->type, x->span);
+          e->value = l->value;
+          return e;
+        }
+        case Local::Kind::kSlot: {
+          model::Expr* e = new_expr(Op::kSlot, l->type, x->span);
+          e->value = l->value;
+          return e;
+        }
+      }
+    }
+    auto it = globals_.find(n);
+    if (it == globals_.end()) error(x->span, fmt::format("unknown name '{}'", n));
+    const Symbol& s = it->second;
+    switch (s.kind) {
+      case Symbol::Kind::kConst: return constant(s.value, s.type, x->span);
+      case Symbol::Kind::kVar: {
+        model::Expr* e = new_expr(Op::kSlot, s.type, x->span);
+        e->value = s.slot;
+        return e;
+      }
+      case Symbol::Kind::kType: error(x->span, fmt::format("'{}' is a type, not a value", n));
+      case Symbol::Kind::kFn:
+      case Symbol::Kind::kProc: error(x->span, fmt::format("'{}' must be called with arguments: {}(...)", n, n));
+      case Symbol::Kind::kProcess:
+        error(x->span, fmt::format("'{}' is a process; use {}@LABEL to ask where it stands", n, n));
+    }
+    error(x->span, "internal: unknown symbol");
+  }
+
+  const model::Expr* binary_expr(const Expr* x) {
+    const model::Expr* a = expr(x->a);
+    const model::Expr* b = expr(x->b);
+    Op op;
+    const Type* result = bool_;
+    switch (x->binop) {
+      case BinOp::kAdd: op = Op::kAdd; break;
+      case BinOp::kSub: op = Op::kSub; break;
+      case BinOp::kMul: op = Op::kMul; break;
+      case BinOp::kDiv: op = Op::kDiv; break;
+      case BinOp::kMod: op = Op::kMod; break;
+      case BinOp::kEq: op = Op::kEq; break;
+      case BinOp::kNe: op = Op::kNe; break;
+      case BinOp::kLt: op = Op::kLt; break;
+      case BinOp::kLe: op = Op::kLe; break;
+      case BinOp::kGt: op = Op::kGt; break;
+      case BinOp::kGe: op = Op::kGe; break;
+      case BinOp::kAnd: op = Op::kAnd; break;
+      case BinOp::kOr: op = Op::kOr; break;
+      case BinOp::kImplies: op = Op::kImplies; break;
+    }
+    model::Expr* e = new_expr(op, bool_, x->span);
+    e->a = a;
+    e->b = b;
+    static const char* names[] = {"+", "-", "*", "/", "%", "==", "!=", "<", "<=", ">", ">=", "&&", "||", "=>"};
+    const char* sym = names[static_cast<int>(x->binop)];
+    switch (op) {
+      case Op::kAdd: case Op::kSub: case Op::kMul: case Op::kDiv: case Op::kMod:
+        expect_int(a, fmt::format("the left operand of '{}'", sym).c_str());
+        expect_int(b, fmt::format("the right operand of '{}'", sym).c_str());
+        result = int_;
+        break;
+      case Op::kLt: case Op::kLe: case Op::kGt: case Op::kGe:
+        expect_int(a, fmt::format("the left operand of '{}'", sym).c_str());
+        expect_int(b, fmt::format("the right operand of '{}'", sym).c_str());
+        break;
+      case Op::kAnd: case Op::kOr: case Op::kImplies:
+        expect_bool(a, fmt::format("the left operand of '{}'", sym).c_str());
+        expect_bool(b, fmt::format("the right operand of '{}'", sym).c_str());
+        break;
+      default:  // == !=
+        if (!compatible(a->type, b->type)) {
+          error(x->span, fmt::format("cannot compare {} with {}", model::type_name(a->type),
+                                     model::type_name(b->type)));
+        }
+        if (!a->type->scalar()) {
+          if (!is_location(a) || !is_location(b)) error(x->span, "composite values are compared as variables");
+          e->equal_composite = true;
+        }
+        break;
+    }
+    e->type = result;
+    return fold(e);
+  }
+
+  const model::Expr* call_expr(const Expr* x) {
+    const std::string& n = x->name.name;
+    auto nargs = [&](size_t want) {
+      if (x->args.size() != want) {
+        error(x->span, fmt::format("{}() takes {} argument{}, {} given", n, want, want == 1 ? "" : "s",
+                                   x->args.size()));
+      }
+    };
+    auto queue_arg = [&]() {
+      const model::Expr* q = expr(x->args[0]);
+      if (q->type->kind != TypeKind::kQueue) {
+        error(x->args[0]->span, fmt::format("{}() needs a queue, but the argument has type {}", n,
+                                            model::type_name(q->type)));
+      }
+      if (!is_location(q)) error(x->args[0]->span, fmt::format("{}() needs a variable", n));
+      return q;
+    };
+    if (find_local(n) == nullptr && !globals_.count(n)) {
+      if (n == "len" || n == "empty" || n == "full") {
+        nargs(1);
+        const model::Expr* q = queue_arg();
+        model::Expr* e = new_expr(n == "len" ? Op::kLen : n == "empty" ? Op::kEmpty : Op::kFull,
+                                  n == "len" ? int_ : bool_, x->span);
+        e->a = q;
+        return e;
+      }
+      if (n == "head") {
+        nargs(1);
+        const model::Expr* q = queue_arg();
+        model::Expr* e = new_expr(Op::kHead, q->type->elem, x->span);
+        e->a = q;
+        return e;
+      }
+      if (n == "contains") {
+        nargs(2);
+        const model::Expr* q = queue_arg();
+        if (!q->type->elem->scalar()) error(x->args[0]->span, "contains() needs a queue of scalars");
+        const model::Expr* v = expr(x->args[1]);
+        expect_compatible(q->type->elem, v, "contains()");
+        model::Expr* e = new_expr(Op::kContains, bool_, x->span);
+        e->a = q;
+        e->b = v;
+        return e;
+      }
+      if (n == "push" || n == "pop" || n == "clear") {
+        error(x->span, fmt::format("{}() changes the state: it is a statement, not an expression", n));
+      }
+      error(x->name.span, fmt::format("unknown function '{}'", n));
+    }
+    auto it = globals_.find(n);
+    if (find_local(n) != nullptr || it == globals_.end() ||
+        (it->second.kind != Symbol::Kind::kFn && it->second.kind != Symbol::Kind::kProc)) {
+      error(x->name.span, fmt::format("'{}' is not a function", n));
+    }
+    if (it->second.kind == Symbol::Kind::kProc) {
+      error(x->name.span, fmt::format("'{}' is a procedure: it is a statement, not an expression", n));
+    }
+    if (it->second.compiling) error(x->name.span, fmt::format("function '{}' calls itself; functions may not recurse", n));
+    const model::Fn* fn = it->second.fn;
+    if (x->args.size() != fn->param_types.size()) {
+      error(x->span, fmt::format("function '{}' takes {} argument{}, {} given", n, fn->param_types.size(),
+                                 fn->param_types.size() == 1 ? "" : "s", x->args.size()));
+    }
+    model::Expr* e = new_expr(Op::kCallFn, fn_result_.at(fn), x->span);
+    e->fn = fn;
+    for (size_t i = 0; i < x->args.size(); ++i) {
+      const model::Expr* a = expr(x->args[i]);
+      expect_compatible(fn->param_types[i], a, fmt::format("argument {} of '{}'", i + 1, n));
+      e->args.push_back(a);
+    }
+    return e;
+  }
+
+  const model::Expr* at_expr(const Expr* x) {
+    const Expr* p = x->a;
+    const Expr* index = nullptr;
+    if (p->kind == ExprKind::kIndex) {
+      index = p->b;
+      p = p->a;
+    }
+    if (p->kind != ExprKind::kName) error(p->span, "the left side of '@' must be a process name or P[index]");
+    auto it = globals_.find(p->name.name);
+    if (it == globals_.end()) error(p->span, fmt::format("unknown process '{}'", p->name.name));
+    if (it->second.kind != Symbol::Kind::kProcess) {
+      error(p->span, fmt::format("'{}' is not a process (declared at {})", p->name.name, where(it->second.span)));
+    }
+    const ProcessInfo& info = process_infos_[it->second.process];
+    auto lt = info.label_pc.find(x->name.name);
+    if (lt == info.label_pc.end()) {
+      std::string known;
+      for (const auto& [l, pc] : info.label_pc) known += (known.empty() ? "" : ", ") + l;
+      error(x->name.span, fmt::format("process '{}' has no label '{}' (labels: {})", info.name, x->name.name,
+                                      known.empty() ? "none" : known));
+    }
+    model::Expr* e = new_expr(Op::kAt, bool_, x->span);
+    e->value = lt->second;
+    e->stride = info.first_pc_slot;
+    if (info.index_type != nullptr) {
+      if (index == nullptr) {
+        error(p->span, fmt::format("'{}' is an array of processes: say which one, {}[i]@{}", info.name, info.name,
+                                   x->name.name));
+      }
+      const model::Expr* i = expr(index);
+      expect_compatible(info.index_type, i, "the process index");
+      e->a = i;
+      e->lo = info.index_type->lo;
+      e->count = info.count;
+    } else if (index != nullptr) {
+      error(index->span, fmt::format("'{}' is a single process, not an array", info.name));
+    }
+    return e;
+  }
+
+  const SourceManager& sources_;
+  const ParamOverrides& overrides_;
+  std::set<std::string> used_overrides_;
+  std::unique_ptr<model::Model> m_;
+  std::vector<Diagnostic> warnings_;
+  const Type* bool_;
+  const Type* int_;
+  std::unordered_map<std::string, Symbol> globals_;
+  std::vector<std::unordered_map<std::string, Local>> scopes_;
+  std::vector<ProcessInfo> process_infos_;
+  std::map<const model::Fn*, const Type*> fn_result_;
+  // per process instance being compiled
+  std::vector<Node> nodes_;
+  std::map<std::string, int> labels_;
+  std::map<std::string, Span> label_nodes_;
+  std::set<int> end_label_nodes_;
+  std::map<const model::Step*, int> step_next_;
+};
+
+}  // namespace
+
+Compiled typecheck(const Program& program, const SourceManager& sources, const ParamOverrides& params) {
+  return Checker(sources, params).run(program);
+}
+
+}  // namespace qpcheck::lang

@@ -1,0 +1,263 @@
+#include "checker/model/eval.h"
+
+#include <fmt/format.h>
+
+namespace qpcheck::model {
+
+std::string render_scalar(const Type* t, int64_t v) {
+  if (t == nullptr) return std::to_string(v);
+  if (t->kind == TypeKind::kBool) return v ? "true" : "false";
+  if (t->kind == TypeKind::kEnum && v >= 0 && v < static_cast<int64_t>(t->constants.size())) return t->constants[v];
+  return std::to_string(v);
+}
+
+std::string type_name(const Type* t) {
+  switch (t->kind) {
+    case TypeKind::kBool: return "bool";
+    case TypeKind::kInt: return fmt::format("{}..{}", t->lo, t->hi);
+    case TypeKind::kEnum: return t->name.empty() ? "enum" : t->name;
+    case TypeKind::kRecord: return t->name.empty() ? "record" : t->name;
+    case TypeKind::kArray: return fmt::format("array[{}] of {}", type_name(t->index), type_name(t->elem));
+    case TypeKind::kQueue: return fmt::format("queue[{}] of {}", t->capacity, type_name(t->elem));
+  }
+  return "?";
+}
+
+void Machine::runtime_error(Span span, std::string message) {
+  throw StepFailure{"runtime_error", std::move(message), span};
+}
+
+int64_t Machine::loc(const Expr* e) {
+  switch (e->op) {
+    case Op::kSlot: return e->value;
+    case Op::kField: return loc(e->a) + e->value;
+    case Op::kIndex: {
+      int64_t i = eval(e->b);
+      if (i < e->lo || i >= e->lo + e->count) {
+        runtime_error(e->b->span, fmt::format("index {} out of range {}..{}", render_scalar(e->b->type, i), e->lo,
+                                              e->lo + e->count - 1));
+      }
+      return loc(e->a) + (i - e->lo) * e->stride;
+    }
+    case Op::kHead: {
+      int64_t q = loc(e->a);
+      if (state[q] == 0) runtime_error(e->span, "head of an empty queue");
+      return q + 1;
+    }
+    default: break;
+  }
+  runtime_error(e->span, "internal: expression is not a location");
+}
+
+int64_t Machine::eval(const Expr* e) {
+  switch (e->op) {
+    case Op::kConst: return e->value;
+    case Op::kFrame: return frame[e->value];
+    case Op::kSlot:
+    case Op::kIndex:
+    case Op::kField:
+    case Op::kHead: return state[loc(e)];
+    case Op::kNot: return !eval(e->a);
+    case Op::kNeg: return -eval(e->a);
+    case Op::kAdd: return eval(e->a) + eval(e->b);
+    case Op::kSub: return eval(e->a) - eval(e->b);
+    case Op::kMul: return eval(e->a) * eval(e->b);
+    case Op::kDiv:
+    case Op::kMod: {
+      int64_t x = eval(e->a), y = eval(e->b);
+      if (y == 0) runtime_error(e->b->span, "division by zero");
+      if (e->op == Op::kDiv) return x / y;
+      int64_t r = x % y;  // mathematical modulo: never negative for a positive divisor
+      return (r < 0 && y > 0) ? r + y : r;
+    }
+    case Op::kEq:
+    case Op::kNe: {
+      bool eq;
+      if (e->equal_composite) {
+        int64_t x = loc(e->a), y = loc(e->b);
+        eq = true;
+        for (int i = 0; i < e->a->type->slots && eq; ++i) eq = state[x + i] == state[y + i];
+      } else {
+        eq = eval(e->a) == eval(e->b);
+      }
+      return e->op == Op::kEq ? eq : !eq;
+    }
+    case Op::kLt: return eval(e->a) < eval(e->b);
+    case Op::kLe: return eval(e->a) <= eval(e->b);
+    case Op::kGt: return eval(e->a) > eval(e->b);
+    case Op::kGe: return eval(e->a) >= eval(e->b);
+    case Op::kAnd: return eval(e->a) && eval(e->b);
+    case Op::kOr: return eval(e->a) || eval(e->b);
+    case Op::kImplies: return !eval(e->a) || eval(e->b);
+    case Op::kTernary: return eval(e->a) ? eval(e->b) : eval(e->c);
+    case Op::kCallFn: {
+      // Arguments are evaluated before any is bound: a nested call of the same function stays correct.
+      int64_t vals[16];
+      size_t n = e->args.size();
+      for (size_t i = 0; i < n; ++i) vals[i] = eval(e->args[i]);
+      for (size_t i = 0; i < n; ++i) {
+        const Type* t = e->fn->param_types[i];
+        if (vals[i] < t->lo || vals[i] > t->hi) {
+          runtime_error(e->args[i]->span, fmt::format("argument {} of {}() out of range {}", vals[i], e->fn->name,
+                                                      type_name(t)));
+        }
+        frame[e->fn->param_frames[i]] = vals[i];
+      }
+      int64_t r = eval(e->fn->body);
+      if (e->type->scalar() && (r < e->type->lo || r > e->type->hi)) {
+        runtime_error(e->span, fmt::format("{}() returned {}, out of its result type {}", e->fn->name, r,
+                                           type_name(e->type)));
+      }
+      return r;
+    }
+    case Op::kAt: {
+      int64_t pc_slot = e->stride;
+      if (e->a != nullptr) {
+        int64_t i = eval(e->a);
+        if (i < e->lo || i >= e->lo + e->count) {
+          runtime_error(e->a->span, fmt::format("process index {} out of range {}..{}", i, e->lo,
+                                                e->lo + e->count - 1));
+        }
+        pc_slot += i - e->lo;
+      }
+      return state[pc_slot] == e->value;
+    }
+    case Op::kForall:
+    case Op::kExists: {
+      bool all = e->op == Op::kForall;
+      for (int64_t v = e->lo; v < e->lo + e->count; ++v) {
+        frame[e->value] = v;
+        bool b = eval(e->a) != 0;
+        if (all && !b) return 0;
+        if (!all && b) return 1;
+      }
+      return all ? 1 : 0;
+    }
+    case Op::kLen: return state[loc(e->a)];
+    case Op::kEmpty: return state[loc(e->a)] == 0;
+    case Op::kFull: return state[loc(e->a)] == e->a->type->capacity;
+    case Op::kContains: {
+      int64_t q = loc(e->a);
+      int64_t v = eval(e->b);
+      for (int64_t i = 0; i < state[q]; ++i) {
+        if (state[q + 1 + i] == v) return 1;
+      }
+      return 0;
+    }
+  }
+  runtime_error(e->span, "internal: unknown expression");
+}
+
+void Machine::store(int64_t slot, int64_t value, const Type* t, Span span) {
+  if (value < t->lo || value > t->hi) {
+    runtime_error(span, fmt::format("value {} out of range {} for the assignment", value, type_name(t)));
+  }
+  state[slot] = value;
+}
+
+void Machine::copy(int64_t dst, int64_t src, const Type* t, Span span) {
+  if (dst == src) return;
+  std::vector<int64_t> tmp(state.begin() + src, state.begin() + src + t->slots);
+  std::copy(tmp.begin(), tmp.end(), state.begin() + dst);
+}
+
+void Machine::reset(int64_t first, const Type* t) {
+  // Sets a value to its type's default: lowest scalar value, empty queue. Keeps states canonical after a pop.
+  switch (t->kind) {
+    case TypeKind::kBool:
+    case TypeKind::kInt:
+    case TypeKind::kEnum: state[first] = t->lo; return;
+    case TypeKind::kRecord:
+      for (size_t i = 0; i < t->field_types.size(); ++i) reset(first + t->field_offsets[i], t->field_types[i]);
+      return;
+    case TypeKind::kArray:
+      for (int64_t i = 0; i < t->index->count(); ++i) reset(first + i * t->elem->slots, t->elem);
+      return;
+    case TypeKind::kQueue:
+      state[first] = 0;
+      for (int i = 0; i < t->capacity; ++i) reset(first + 1 + i * t->elem->slots, t->elem);
+      return;
+  }
+}
+
+bool Machine::exec(const std::vector<const Stmt*>& body) {
+  for (const Stmt* s : body) {
+    if (!exec_one(s)) return false;
+  }
+  return true;
+}
+
+bool Machine::exec_one(const Stmt* s) {
+  switch (s->op) {
+    case SOp::kSkip: return true;
+    case SOp::kAssign: {
+      const Type* t = s->lhs->type;
+      if (t->scalar()) {
+        int64_t v = eval(s->rhs);
+        store(loc(s->lhs), v, t, s->rhs->span);
+      } else {
+        copy(loc(s->lhs), loc(s->rhs), t, s->span);
+      }
+      return true;
+    }
+    case SOp::kCall: {
+      int64_t vals[16];
+      size_t n = s->args.size();
+      for (size_t i = 0; i < n; ++i) vals[i] = eval(s->args[i]);
+      for (size_t i = 0; i < n; ++i) {
+        const Type* t = s->proc->param_types[i];
+        if (vals[i] < t->lo || vals[i] > t->hi) {
+          runtime_error(s->args[i]->span, fmt::format("argument {} of {}() out of range {}", vals[i], s->proc->name,
+                                                      type_name(t)));
+        }
+        frame[s->proc->param_frames[i]] = vals[i];
+      }
+      if (calls != nullptr) calls->push_back(CallRecord{s->proc, std::vector<int64_t>(vals, vals + n)});
+      return exec(s->proc->body);
+    }
+    case SOp::kIf: return eval(s->rhs) ? exec(s->body) : exec(s->else_body);
+    case SOp::kFor:
+      for (int64_t v = s->lo; v <= s->hi; ++v) {
+        frame[s->frame] = v;
+        if (!exec(s->body)) return false;
+      }
+      return true;
+    case SOp::kRequire: return eval(s->rhs) != 0;
+    case SOp::kFail: throw StepFailure{s->property, s->message, s->span};
+    case SOp::kAssert:
+      if (!eval(s->rhs)) throw StepFailure{s->property, s->message, s->span};
+      return true;
+    case SOp::kPush: {
+      const Type* qt = s->lhs->type;
+      int64_t q = loc(s->lhs);
+      if (state[q] >= qt->capacity) {
+        runtime_error(s->span, fmt::format("push onto a full queue (capacity {})", qt->capacity));
+      }
+      int64_t dst = q + 1 + state[q] * qt->elem->slots;
+      if (qt->elem->scalar()) {
+        store(dst, eval(s->rhs), qt->elem, s->rhs->span);
+      } else {
+        copy(dst, loc(s->rhs), qt->elem, s->span);
+      }
+      state[q] += 1;
+      return true;
+    }
+    case SOp::kPop: {
+      const Type* qt = s->lhs->type;
+      int64_t q = loc(s->lhs);
+      if (state[q] == 0) runtime_error(s->span, "pop from an empty queue");
+      int es = qt->elem->slots;
+      int64_t n = state[q];
+      for (int64_t i = 0; i + 1 < n; ++i) {
+        for (int k = 0; k < es; ++k) state[q + 1 + i * es + k] = state[q + 1 + (i + 1) * es + k];
+      }
+      reset(q + 1 + (n - 1) * es, qt->elem);
+      state[q] = n - 1;
+      return true;
+    }
+    case SOp::kClear: reset(loc(s->lhs), s->lhs->type); return true;
+  }
+  return true;
+}
+
+}  // namespace qpcheck::model

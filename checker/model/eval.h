@@ -1,0 +1,56 @@
+// Evaluation of compiled expressions and execution of atomic statement lists over an unpacked state.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "checker/model/model.h"
+
+namespace qpcheck::model {
+
+// A step's failure that is a property violation: `fail`, a false `assert`, or a runtime error (out-of-range store,
+// bad index, queue overflow/underflow, division by zero; property "runtime_error").
+struct StepFailure {
+  std::string property;
+  std::string message;
+  Span span;
+};
+
+// A procedure call made while executing a step, for traces ("ibv_post_recv(ACTIVE, 1)").
+struct CallRecord {
+  const Proc* proc = nullptr;
+  std::vector<int64_t> args;
+};
+
+// Evaluates and executes against `state` (one int64 per slot). Not thread-safe; one Machine per thread.
+class Machine {
+ public:
+  explicit Machine(const Model& model) : model_(model), frame(model.frame_size, 0) {}
+
+  std::vector<int64_t> state;
+  std::vector<CallRecord>* calls = nullptr;  // when set, every procedure call is appended
+
+  // Value of a scalar expression. Throws StepFailure on a runtime error.
+  int64_t eval(const Expr* e);
+  // Executes `body` in order on `state`. Returns false if a `require` failed (the step is disabled; `state` is then
+  // partially updated and must be discarded). Throws StepFailure on fail/assert/runtime errors.
+  bool exec(const std::vector<const Stmt*>& body);
+  // Binds frame slot `index` (rule parameters, instance variables).
+  void bind(int index, int64_t value) { frame[index] = value; }
+
+ private:
+  int64_t loc(const Expr* e);
+  void store(int64_t slot, int64_t value, const Type* t, Span span);
+  void copy(int64_t dst, int64_t src, const Type* t, Span span);
+  void reset(int64_t first, const Type* t);
+  bool exec_one(const Stmt* s);
+  [[noreturn]] void runtime_error(Span span, std::string message);
+
+  const Model& model_;
+
+ public:
+  std::vector<int64_t> frame;
+};
+
+}  // namespace qpcheck::model

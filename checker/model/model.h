@@ -1,0 +1,179 @@
+// The typed, compiled model: what the front end (checker/lang/typecheck.h) produces and the transition system
+// (transition_system.h) executes. Every value is a 64-bit integer at run time: bool 0/1, an enum constant's ordinal,
+// an integer. A state is a vector of scalar *slots*, one per leaf of every variable and one program counter per
+// process instance; composite values (records, arrays, queues) occupy consecutive slots.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "checker/lang/source.h"
+
+namespace qpcheck::model {
+
+using lang::Span;
+
+enum class TypeKind { kBool, kInt, kEnum, kRecord, kArray, kQueue };
+
+struct Type {
+  TypeKind kind = TypeKind::kInt;
+  int64_t lo = 0;                         // scalars: smallest value (enum: 0, bool: 0)
+  int64_t hi = 0;                         // scalars: largest value
+  std::string name;                       // enum name (nominal identity is the Type's address)
+  std::vector<std::string> constants;     // kEnum
+  std::vector<std::string> field_names;   // kRecord
+  std::vector<const Type*> field_types;   // kRecord
+  std::vector<int> field_offsets;         // kRecord: slot offset of each field
+  const Type* index = nullptr;            // kArray: a scalar type
+  const Type* elem = nullptr;             // kArray, kQueue
+  int capacity = 0;                       // kQueue
+  int slots = 1;                          // number of scalar slots a value occupies (a queue: 1 length + elements)
+  bool scalar() const { return kind == TypeKind::kBool || kind == TypeKind::kInt || kind == TypeKind::kEnum; }
+  int64_t count() const { return hi - lo + 1; }  // scalars: number of values
+};
+
+// Renders a scalar value of type t ("true", "RTS", "3").
+std::string render_scalar(const Type* t, int64_t v);
+// Renders a type for messages ("0..7", "QpState", "queue[2] of Msg").
+std::string type_name(const Type* t);
+
+struct Fn;
+struct Proc;
+
+enum class Op {
+  kConst, kFrame,                           // a constant; a bound variable (parameter, quantifier, loop variable)
+  kSlot, kIndex, kField, kHead,             // locations: a static slot; a[i]; r.f; head(q)
+  kNot, kNeg, kAdd, kSub, kMul, kDiv, kMod, kEq, kNe, kLt, kLe, kGt, kGe, kAnd, kOr, kImplies, kTernary,
+  kCallFn, kAt, kForall, kExists, kLen, kEmpty, kFull, kContains,
+};
+
+struct Expr {
+  Op op = Op::kConst;
+  const Type* type = nullptr;
+  Span span;
+  int64_t value = 0;       // kConst: the value; kSlot: slot index; kFrame: frame index; kField: slot offset;
+                           // kAt: program counter value; kForall/kExists: frame index of the bound variable
+  const Expr* a = nullptr;
+  const Expr* b = nullptr;
+  const Expr* c = nullptr;
+  std::vector<const Expr*> args;
+  const Fn* fn = nullptr;  // kCallFn
+  int64_t lo = 0;          // kIndex: index type's lowest value; kAt: instance index's lowest value;
+                           // quantifiers: domain low
+  int64_t count = 0;       // kIndex: number of elements; kAt: number of instances; quantifiers: domain size
+  int stride = 0;          // kIndex: slots per element; kAt: pc slot of the first instance
+  bool equal_composite = false;  // kEq/kNe over composite values: compares `type->slots` slots
+};
+
+enum class SOp { kAssign, kCall, kIf, kFor, kRequire, kFail, kAssert, kPush, kPop, kClear, kSkip };
+
+struct Stmt {
+  SOp op = SOp::kSkip;
+  Span span;
+  const Expr* lhs = nullptr;          // kAssign target, kPush/kPop/kClear queue
+  const Expr* rhs = nullptr;          // kAssign/kPush value; kIf/kRequire/kAssert condition
+  std::vector<const Stmt*> body;      // kIf then, kFor
+  std::vector<const Stmt*> else_body; // kIf
+  const Proc* proc = nullptr;         // kCall
+  std::vector<const Expr*> args;      // kCall
+  int frame = 0;                      // kFor variable
+  int64_t lo = 0, hi = 0;             // kFor domain
+  std::string property;               // kFail/kAssert: the property violated
+  std::string message;                // kFail/kAssert
+};
+
+struct Fn {
+  std::string name;
+  std::vector<int> param_frames;
+  std::vector<const Type*> param_types;
+  const Expr* body = nullptr;
+};
+
+struct Proc {
+  std::string name;
+  std::string verbs;                  // the verbs/CM call or fabric event it models ("" if none)
+  Span span;
+  std::vector<std::string> param_names;
+  std::vector<int> param_frames;
+  std::vector<const Type*> param_types;
+  std::vector<const Stmt*> body;
+};
+
+// One atomic step of a process: enabled when the edge's conditions and `guard` hold and every `require` on the
+// body's path holds; then runs `body` and moves the program counter to `next_pc`.
+struct Step {
+  Span span;                          // the statement's source (first line shown in traces)
+  const Expr* guard = nullptr;        // nullptr: always
+  std::vector<const Stmt*> body;
+  int next_pc = 0;
+};
+
+struct Edge {
+  std::vector<const Expr*> conds;     // branch conditions folded in from if/while (already negated where needed)
+  const Step* step = nullptr;
+};
+
+struct ProcessInstance {
+  std::string name;                   // "client", "phil[3]"
+  std::string process;                // "phil"
+  int pc_slot = 0;
+  std::vector<std::vector<Edge>> edges;   // per program counter value
+  std::vector<bool> valid_end;            // per program counter value: terminated or at an `end` label
+  std::vector<std::string> pc_names;      // per program counter value: "eat", "line 12", "end"
+};
+
+struct Rule {
+  std::string name;
+  std::string verbs;
+  Span span;
+  std::vector<std::string> param_names;
+  std::vector<int> param_frames;
+  std::vector<const Type*> param_types;
+  const Expr* guard = nullptr;
+  std::vector<const Stmt*> body;
+  int64_t instances = 1;              // product of the parameter domains
+};
+
+struct Invariant {
+  std::string name;
+  Span span;
+  const Expr* expr = nullptr;
+};
+
+struct SlotInfo {
+  int64_t lo = 0, hi = 0;             // value range
+  const Type* type = nullptr;         // scalar type (for rendering)
+};
+
+// A unit of rendering in traces: a scalar variable leaf, or a whole queue.
+struct Unit {
+  std::string name;                   // "qp[ACTIVE]", "cm_wire[PASSIVE]"
+  const Type* type = nullptr;
+  int first_slot = 0;
+  int process = -1;                   // >= 0: this unit is that process instance's program counter
+};
+
+struct Model {
+  // owners
+  std::deque<Type> types;
+  std::deque<Expr> exprs;
+  std::deque<Stmt> stmts;
+  std::deque<Fn> fns;
+  std::deque<Proc> procs;
+  std::deque<Step> steps;
+
+  std::vector<SlotInfo> slots;
+  std::vector<Unit> units;
+  std::vector<int64_t> initial;       // initial value of each slot
+  std::vector<ProcessInstance> processes;
+  std::vector<Rule> rules;
+  std::vector<Invariant> invariants;
+  int frame_size = 0;                 // number of bound-variable frames
+  std::vector<std::pair<std::string, std::string>> params;  // name, value as rendered, declaration order
+  const lang::SourceManager* sources = nullptr;
+};
+
+}  // namespace qpcheck::model

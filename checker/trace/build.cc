@@ -1,0 +1,120 @@
+#include "checker/trace/build.h"
+
+#include <fmt/format.h>
+
+namespace qpcheck::trace {
+
+namespace {
+
+std::string trim(std::string_view s) {
+  size_t b = s.find_first_not_of(" \t");
+  size_t e = s.find_last_not_of(" \t\r");
+  return b == std::string_view::npos ? std::string() : std::string(s.substr(b, e - b + 1));
+}
+
+SourceRef source_ref(const lang::SourceManager& sources, const lang::Span& span) {
+  SourceRef r;
+  if (span.file < 0) return r;
+  r.file = sources.file(span.file).path;
+  auto [line, col] = sources.line_col(span);
+  r.line = line;
+  r.col = col;
+  r.text = trim(sources.line_text(span));
+  return r;
+}
+
+std::string render_value(const model::Model& m, const model::Unit& u, const std::vector<int64_t>& v) {
+  if (u.process >= 0) return m.processes[u.process].pc_names.at(v[u.first_slot]);
+  if (u.type->kind != model::TypeKind::kQueue) return model::render_scalar(u.type, v[u.first_slot]);
+  const model::Type* e = u.type->elem;
+  std::string out = "[";
+  int64_t n = v[u.first_slot];
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t at = u.first_slot + 1 + i * e->slots;
+    if (i) out += ", ";
+    if (e->scalar()) {
+      out += model::render_scalar(e, v[at]);
+    } else {
+      // composite element: its scalar leaves in order
+      out += "{";
+      for (int k = 0; k < e->slots; ++k) out += (k ? " " : "") + std::to_string(v[at + k]);
+      out += "}";
+    }
+  }
+  return out + "]";
+}
+
+}  // namespace
+
+Trace build_trace(model::ModelSystem& system, const explore::Result& result, const std::string& spec,
+                  const std::string& strategy) {
+  const model::Model& m = system.model();
+  const lang::SourceManager& sources = *m.sources;
+  Trace t;
+  t.spec = spec;
+  t.params = m.params;
+  t.strategy = strategy;
+  t.limit = result.limit;
+  t.stats.states = result.stats.states;
+  t.stats.transitions = result.stats.transitions;
+  t.stats.depth = result.stats.depth;
+  t.stats.seconds = result.stats.seconds;
+  t.stats.store_bytes = result.stats.store_bytes;
+  t.stats.peak_rss_bytes = result.stats.peak_rss_bytes;
+  t.stats.state_bits = system.layout().bits();
+  switch (result.outcome) {
+    case explore::Outcome::kHolds: t.verdict = "holds"; return t;
+    case explore::Outcome::kInconclusive: t.verdict = "inconclusive"; return t;
+    case explore::Outcome::kViolated: t.verdict = "violated"; break;
+  }
+  const model::Violation& v = *result.violation;
+  t.property = v.property;
+  t.message = v.message;
+  t.kind = v.kind == model::Violation::Kind::kInvariant  ? "invariant"
+           : v.kind == model::Violation::Kind::kDeadlock ? "deadlock"
+           : v.property == "runtime_error"               ? "runtime_error"
+                                                         : "fail";
+  t.property_source = source_ref(sources, v.span);
+  t.shortest = result.shortest;
+
+  const auto& path = result.path;
+  std::vector<int64_t> before = system.unpack(path.states.at(0).data());
+  for (const model::Unit& u : m.units) {
+    std::string val = render_value(m, u, before);
+    t.initial.push_back(Change{u.name, val, val});
+  }
+  for (size_t i = 0; i < path.actions.size(); ++i) {
+    Step s;
+    s.index = static_cast<int>(i) + 1;
+    std::vector<model::CallRecord> calls;
+    model::ActionInfo info = system.describe(path.states[i].data(), path.actions[i], &calls);
+    s.actor = info.actor;
+    s.is_rule = info.is_rule;
+    s.at = info.pc_before;
+    s.source = source_ref(sources, info.span);
+    if (info.is_rule) {
+      for (const model::Rule& r : m.rules) {
+        if (r.span.begin == info.span.begin && r.span.file == info.span.file) s.verbs = r.verbs;
+      }
+    }
+    for (const model::CallRecord& c : calls) {
+      Call call{c.proc->name, {}, c.proc->verbs};
+      for (size_t k = 0; k < c.args.size(); ++k) call.args.push_back(model::render_scalar(c.proc->param_types[k], c.args[k]));
+      s.calls.push_back(std::move(call));
+    }
+    if (i + 1 < path.states.size()) {
+      std::vector<int64_t> after = system.unpack(path.states[i + 1].data());
+      for (const model::Unit& u : m.units) {
+        std::string a = render_value(m, u, before), b = render_value(m, u, after);
+        if (a != b) s.changes.push_back(Change{u.name, a, b});
+      }
+      before = std::move(after);
+    } else {
+      s.failed = true;
+    }
+    t.steps.push_back(std::move(s));
+  }
+  return t;
+}
+
+}  // namespace qpcheck::trace

@@ -1,0 +1,74 @@
+// The one result type every engine's outcome is turned into, and every consumer (text, JSON, picture, replay)
+// reads: the verdict, the violated property, the counterexample as steps, and the statistics.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace qpcheck::trace {
+
+struct SourceRef {
+  std::string file;
+  int line = 0;
+  int col = 0;
+  std::string text;  // the source line (trimmed)
+};
+
+struct Change {
+  std::string name;    // "qp[ACTIVE]", "client@" (a program counter)
+  std::string before;  // rendered values: "INIT", "[REQ, RTU]", "wakeup"
+  std::string after;
+};
+
+// A procedure call made by a step: the spec procedure and the verbs/CM call or fabric event it models.
+struct Call {
+  std::string proc;               // "post_recv"
+  std::vector<std::string> args;  // rendered: "ACTIVE", "1"
+  std::string verbs;              // "ibv_post_recv", or "" when the procedure declares none
+};
+
+struct Step {
+  int index = 0;                  // 1-based
+  std::string actor;              // "client", "phil[3]", "deliver_send(ACTIVE)"
+  bool is_rule = false;           // a guarded action (fabric / CM) rather than a process statement
+  std::string verbs;              // the rule's own verbs label, if any
+  std::string at;                 // process: where it stood before the step ("wakeup", "line 12")
+  SourceRef source;
+  std::vector<Call> calls;
+  std::vector<Change> changes;
+  bool failed = false;            // the step itself violated a property (fail/assert/runtime error)
+};
+
+struct Stats {
+  uint64_t states = 0;
+  uint64_t transitions = 0;
+  uint64_t depth = 0;
+  double seconds = 0;
+  uint64_t store_bytes = 0;
+  uint64_t peak_rss_bytes = 0;
+  int state_bits = 0;             // packed state width
+  double states_per_second() const { return seconds > 0 ? states / seconds : 0; }
+  double bytes_per_state() const { return states ? static_cast<double>(store_bytes) / states : 0; }
+};
+
+struct Trace {
+  std::string spec;                                         // the main spec file
+  std::vector<std::pair<std::string, std::string>> params;  // every param with its value
+  std::string engine = "explicit";
+  std::string strategy = "bfs";
+  std::string verdict;            // "holds", "violated", "inconclusive"
+  std::string limit;              // inconclusive: which limit ("max-states", ...)
+  // violated:
+  std::string property;           // the property's name ("deadlock" for a deadlock)
+  std::string kind;               // "invariant", "fail", "runtime_error", "deadlock"
+  std::string message;
+  SourceRef property_source;      // the invariant or failing statement (empty file for a deadlock)
+  bool shortest = false;
+  std::vector<Change> initial;    // initial state: every unit with its value (before == after)
+  std::vector<Step> steps;
+  Stats stats;
+};
+
+}  // namespace qpcheck::trace
