@@ -67,7 +67,9 @@ class Checker {
       : sources_(sources), overrides_(overrides), m_(std::make_unique<model::Model>()) {
     m_->sources = &sources;
     bool_ = new_type(TypeKind::kBool, 0, 1);
-    int_ = new_type(TypeKind::kInt, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max());
+    Type* i = new_type(TypeKind::kInt, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max());
+    i->name = "int";  // the type of literals and arithmetic; ranges are checked when a value is stored
+    int_ = i;
   }
 
   Compiled run(const Program& program) {
@@ -1115,7 +1117,7 @@ class Checker {
   const model::Expr* binary_expr(const Expr* x) {
     const model::Expr* a = expr(x->a);
     const model::Expr* b = expr(x->b);
-    Op op;
+    Op op = Op::kAdd;
     const Type* result = bool_;
     switch (x->binop) {
       case BinOp::kAdd: op = Op::kAdd; break;

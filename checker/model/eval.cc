@@ -14,7 +14,7 @@ std::string render_scalar(const Type* t, int64_t v) {
 std::string type_name(const Type* t) {
   switch (t->kind) {
     case TypeKind::kBool: return "bool";
-    case TypeKind::kInt: return fmt::format("{}..{}", t->lo, t->hi);
+    case TypeKind::kInt: return t->name.empty() ? fmt::format("{}..{}", t->lo, t->hi) : t->name;
     case TypeKind::kEnum: return t->name.empty() ? "enum" : t->name;
     case TypeKind::kRecord: return t->name.empty() ? "record" : t->name;
     case TypeKind::kArray: return fmt::format("array[{}] of {}", type_name(t->index), type_name(t->elem));

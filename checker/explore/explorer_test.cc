@@ -1,0 +1,117 @@
+#include "checker/explore/explorer.h"
+
+#include <doctest/doctest.h>
+
+#include "tests/support/compile.h"
+
+namespace qpcheck::explore {
+namespace {
+
+// Dining philosophers, deadlock-free variant of ../shared/bench/phil.pml: the last philosopher takes its right fork
+// first. SPIN and Rumur agree on 1,136,689 states and 11,639,232 transitions for N=16.
+const char* kPhilosophers = R"(
+param N: 2..16 = 16;
+var fork: array[0..N-1] of bool = false;
+fn first(i: 0..N-1): 0..N-1  = i == N-1 ? (i + 1) % N : i;
+fn second(i: 0..N-1): 0..N-1 = i == N-1 ? i : (i + 1) % N;
+process phil[i in 0..N-1] {
+  end think:
+    when !fork[first(i)] { fork[first(i)] = true; }
+    when !fork[second(i)] { fork[second(i)] = true; }
+  eat:
+    atomic { fork[first(i)] = false; fork[second(i)] = false; }
+    goto think;
+}
+invariant neighbours_never_both_eat: forall k in 0..N-1: !(phil[k]@eat && phil[(k + 1) % N]@eat);
+)";
+
+TEST_CASE("BFS: philosophers N=16 has exactly 1,136,689 states and 11,639,232 transitions") {
+  auto c = testing::compile(kPhilosophers);
+  Result r = testing::check(*c);
+  CHECK(r.outcome == Outcome::kHolds);
+  CHECK(r.stats.states == 1136689);
+  CHECK(r.stats.transitions == 11639232);
+  CHECK(r.stats.depth == 16);
+}
+
+TEST_CASE("DFS visits the same states as BFS") {
+  auto c = testing::compile(kPhilosophers, {{"N", "8"}});
+  Options bfs;
+  Options dfs;
+  dfs.strategy = Strategy::kDfs;
+  Result a = testing::check(*c, bfs);
+  Result b = testing::check(*c, dfs);
+  CHECK(a.outcome == Outcome::kHolds);
+  CHECK(b.outcome == Outcome::kHolds);
+  CHECK(a.stats.states == b.stats.states);
+  CHECK(a.stats.transitions == b.stats.transitions);
+}
+
+TEST_CASE("the symmetric variant deadlocks; BFS finds the shortest deadlock") {
+  auto c = testing::compile(R"(
+    param N: 2..8 = 3;
+    var fork: array[0..N-1] of bool;
+    process phil[i in 0..N-1] {
+      end think: when !fork[i] { fork[i] = true; }
+      when !fork[(i + 1) % N] { fork[(i + 1) % N] = true; }
+      atomic { fork[i] = false; fork[(i + 1) % N] = false; }
+      goto think;
+    }
+  )");
+  Result r = testing::check(*c);
+  REQUIRE(r.outcome == Outcome::kViolated);
+  CHECK(r.violation->property == "deadlock");
+  CHECK(r.shortest);
+  CHECK(r.path.actions.size() == 3);  // every philosopher takes its left fork
+  Options no_deadlock;
+  no_deadlock.check_deadlock = false;
+  CHECK(testing::check(*c, no_deadlock).outcome == Outcome::kHolds);
+}
+
+TEST_CASE("limits end in inconclusive with the statistics so far") {
+  auto c = testing::compile(kPhilosophers, {{"N", "10"}});
+  Options o;
+  o.limits.max_states = 1000;
+  Result r = testing::check(*c, o);
+  CHECK(r.outcome == Outcome::kInconclusive);
+  CHECK(r.limit == "max-states");
+  CHECK(r.stats.states >= 1000);
+  Options d;
+  d.limits.max_depth = 3;
+  Result rd = testing::check(*c, d);
+  CHECK(rd.outcome == Outcome::kInconclusive);
+  CHECK(rd.limit == "max-depth");
+  CHECK(rd.stats.depth == 2);
+  Options m;
+  m.limits.max_memory_bytes = 1;
+  CHECK(testing::check(*c, m).limit == "max-memory");
+}
+
+TEST_CASE("BFS counterexamples are shortest; the path is rebuilt from predecessor links") {
+  // x climbs by 1 or 2; the invariant x != 7 first fails after 4 steps (2+2+2+1).
+  auto c = testing::compile(R"(
+    var x: 0..9;
+    process p { while true { choose { when x < 9 { x = x + 1; } } or { when x < 8 { x = x + 2; } } } }
+    invariant not_seven: x != 7;
+  )");
+  Result r = testing::check(*c);
+  REQUIRE(r.outcome == Outcome::kViolated);
+  CHECK(r.violation->property == "not_seven");
+  CHECK(r.shortest);
+  CHECK(r.path.actions.size() == 4);
+  CHECK(r.path.states.size() == 5);
+  model::ModelSystem sys(*c->compiled.model);
+  CHECK(sys.unpack(r.path.states.back().data())[0] == 7);
+  CHECK(sys.unpack(r.path.states.front().data())[0] == 0);
+}
+
+TEST_CASE("an initial state that violates an invariant is a zero-step counterexample") {
+  auto c = testing::compile("var x: 0..1 = 1;\nprocess p { x = 0; }\ninvariant zero: x == 0;\n");
+  Result r = testing::check(*c);
+  REQUIRE(r.outcome == Outcome::kViolated);
+  CHECK(r.path.actions.empty());
+  CHECK(r.stats.states == 1);
+}
+
+}  // namespace
+}  // namespace qpcheck::explore

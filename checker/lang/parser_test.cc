@@ -1,0 +1,96 @@
+#include "checker/lang/parser.h"
+
+#include <doctest/doctest.h>
+
+namespace qpcheck::lang {
+namespace {
+
+std::vector<Decl*> parse_text(SourceManager& sm, Ast& ast, const std::string& text) {
+  return parse_file(sm, sm.add("t.qpspec", text), ast);
+}
+
+std::string parse_error(const std::string& text) {
+  SourceManager sm;
+  Ast ast;
+  try {
+    parse_text(sm, ast, text);
+  } catch (const SpecError& e) {
+    return sm.location(e.diagnostics()[0].span) + ": " + e.what();
+  }
+  return "no error";
+}
+
+TEST_CASE("parser: every declaration form") {
+  SourceManager sm;
+  Ast ast;
+  auto d = parse_text(sm, ast, R"(
+    import "lib/x.qpspec";
+    param n: 0..7 = 3;
+    const K = 2;
+    type E = enum { A, B };
+    var v: array[E] of queue[2] of 0..3;
+    fn f(a: 0..3): bool = a > 1;
+    proc p(e: E) verbs "ibv_post_recv" { require v[e] != v[e]; }
+    process q[i in 0..1] { end idle: await true; }
+    rule r(e: E) verbs "fabric" when true { skip; }
+    invariant inv: forall e in E: len(v[e]) <= 2;
+  )");
+  REQUIRE(d.size() == 10);
+  CHECK(d[0]->kind == DeclKind::kImport);
+  CHECK(d[0]->path == "lib/x.qpspec");
+  CHECK(d[1]->kind == DeclKind::kParam);
+  CHECK(d[4]->type->kind == TypeKind::kArray);
+  CHECK(d[4]->type->elem->kind == TypeKind::kQueue);
+  CHECK(d[6]->verbs == "ibv_post_recv");
+  CHECK(d[7]->index.name == "i");
+  CHECK(d[7]->body[0]->kind == StmtKind::kLabel);
+  CHECK(d[7]->body[0]->end_label);
+  CHECK(d[8]->params.size() == 1);
+  CHECK(d[8]->guard != nullptr);
+  CHECK(d[9]->value->kind == ExprKind::kForall);
+}
+
+TEST_CASE("parser: precedence: implies < or < and < equality < relational < additive < multiplicative") {
+  SourceManager sm;
+  Ast ast;
+  auto d = parse_text(sm, ast, "invariant i: a || b && c == 1 + 2 * 3 => d;");
+  const Expr* e = d[0]->value;
+  REQUIRE(e->kind == ExprKind::kBinary);
+  CHECK(e->binop == BinOp::kImplies);
+  CHECK(e->a->binop == BinOp::kOr);
+  CHECK(e->a->b->binop == BinOp::kAnd);
+  CHECK(e->a->b->b->binop == BinOp::kEq);
+  CHECK(e->a->b->b->b->binop == BinOp::kAdd);
+  CHECK(e->a->b->b->b->b->binop == BinOp::kMul);
+}
+
+TEST_CASE("parser: statements: labels, if/else if, while, choose/or, goto, when, atomic") {
+  SourceManager sm;
+  Ast ast;
+  auto d = parse_text(sm, ast, R"(process p {
+    l: if a { x = 1; } else if b { x = 2; } else { x = 3; }
+    while true { choose { await a; } or { when b { x = 1; } } or { atomic { x = 2; } } }
+    goto l;
+  })");
+  const auto& body = d[0]->body;
+  REQUIRE(body.size() == 3);
+  CHECK(body[0]->kind == StmtKind::kLabel);
+  CHECK(body[0]->body[0]->kind == StmtKind::kIf);
+  CHECK(body[0]->body[0]->else_body[0]->kind == StmtKind::kIf);
+  CHECK(body[1]->body[0]->alternatives.size() == 3);
+  CHECK(body[2]->kind == StmtKind::kGoto);
+}
+
+TEST_CASE("parser: syntax errors name the position and what was expected") {
+  CHECK(parse_error("var x: bool") == "t.qpspec:1:12: expected ';' after variable declaration");
+  CHECK(parse_error("process p { x = ; }") == "t.qpspec:1:17: expected an expression, found ';'");
+  CHECK(parse_error("banana") ==
+        "t.qpspec:1:1: expected a declaration (import, param, const, type, var, fn, proc, process, rule or "
+        "invariant), found 'banana'");
+  CHECK(parse_error("process p { x = 1; ") == "t.qpspec:1:20: expected '}', found end of file");
+  CHECK(parse_error("param n: 0..3;") == "t.qpspec:1:14: expected '=' (a parameter needs a default value), found ';'");
+  CHECK(parse_error("process p { 3; }") == "t.qpspec:1:13: expected a statement (an assignment 'x = e;' or a call 'p(...);')");
+}
+
+}  // namespace
+}  // namespace qpcheck::lang

@@ -1,0 +1,91 @@
+#include "checker/lang/typecheck.h"
+
+#include <doctest/doctest.h>
+
+#include "tests/support/compile.h"
+
+namespace qpcheck::lang {
+namespace {
+
+using qpcheck::testing::compile;
+using qpcheck::testing::first_error;
+
+const char* kPrelude = "type E = enum { A, B };\nvar x: 0..3;\nvar b: bool;\nvar q: queue[2] of E;\n";
+
+std::string err(const std::string& body) { return first_error(std::string(kPrelude) + body); }
+
+TEST_CASE("typecheck: each diagnostic kind names file:line:col") {
+  CHECK(err("process p { y = 1; }") == "test.qpspec:5:13: error: unknown name 'y'");
+  CHECK(err("var z: T;") == "test.qpspec:5:8: error: unknown type 'T'");
+  CHECK(err("process p { x = b; }") ==
+        "test.qpspec:5:17: error: type mismatch: this assignment expects 0..3, but the expression has type bool");
+  CHECK(err("process p { x = 4; }") == "test.qpspec:5:17: error: value 4 is out of range 0..3 for this assignment");
+  CHECK(err("var x: bool;") == "test.qpspec:5:5: error: duplicate declaration of 'x' (first declared at test.qpspec:2:5)");
+  CHECK(err("type F = enum { B, C };") ==
+        "test.qpspec:5:17: error: duplicate declaration of 'B' (first declared at test.qpspec:1:20)");
+  CHECK(err("proc f(e: E) { x = 1; }\nprocess p { f(A, B); }") ==
+        "test.qpspec:6:13: error: procedure 'f' takes 1 argument, 2 given");
+  CHECK(err("fn g(a: 0..3): bool = a > 1;\ninvariant i: g();") ==
+        "test.qpspec:6:14: error: function 'g' takes 1 argument, 0 given");
+  CHECK(err("process p { x = 1; }\ninvariant i: p@nowhere;") ==
+        "test.qpspec:6:16: error: process 'p' has no label 'nowhere' (labels: none)");
+  CHECK(err("process p { goto nowhere; }") == "test.qpspec:5:18: error: goto to unknown label 'nowhere'");
+  CHECK(err("process p { break; }") == "test.qpspec:5:13: error: break outside a while loop");
+  CHECK(err("process p { push(x, A); }") ==
+        "test.qpspec:5:18: error: push() needs a queue, but the argument has type 0..3");
+  CHECK(err("process p { require b; }") ==
+        "test.qpspec:5:13: error: require is only allowed in atomic bodies (proc, rule, when, atomic); a process "
+        "uses await");
+  CHECK(err("proc f() { await b; }\nprocess p { f(); }") ==
+        "test.qpspec:5:12: error: await is not allowed inside a procedure: its body runs as one atomic step");
+  CHECK(err("var a: array[E] of bool;\nprocess p { a[1] = true; }") ==
+        "test.qpspec:6:15: error: type mismatch: the array index expects E, but the expression has type int");
+  CHECK(err("var r: 5..3;") == "test.qpspec:5:8: error: empty range 5..3: the upper bound is below the lower");
+  CHECK(err("proc f() { f(); }") ==
+        "test.qpspec:5:12: error: procedure 'f' calls itself; procedures may not recurse");
+  CHECK(err("invariant i: x;") == "test.qpspec:5:14: error: an invariant must be a bool, but has type 0..3");
+  CHECK(err("var v: 0..3 = 9;") == "test.qpspec:5:15: error: value 9 is out of range 0..3 for the initial value of 'v'");
+  CHECK(err("process p { while true { } }") ==
+        "test.qpspec:5:13: error: this loop can go round without taking a step (add an await or a statement)");
+  CHECK(first_error("var x: bool;") ==
+        "test.qpspec:1:1: error: the spec declares no process and no rule: there is nothing to explore");
+}
+
+TEST_CASE("typecheck: --param overrides are type- and range-checked; unknown names are usage errors") {
+  const std::string spec = "type T = enum { IB, IWARP };\nparam t: T = IB;\nparam r: 0..7 = 0;\nprocess p { skip; }\n";
+  auto c = compile(spec, {{"t", "IWARP"}, {"r", "7"}});
+  REQUIRE(c->compiled.model->params.size() == 2);
+  CHECK(c->compiled.model->params[0].second == "IWARP");
+  CHECK(c->compiled.model->params[1].second == "7");
+  auto usage = [&](const ParamOverrides& p) {
+    try {
+      compile(spec, p);
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(usage({{"r", "8"}}) == "--param r=8: value out of range 0..7");
+  CHECK(usage({{"r", "x"}}) == "--param r=x: expected an integer in 0..7");
+  CHECK(usage({{"t", "ROCE"}}) == "--param t=ROCE: expected one of IB, IWARP");
+  CHECK(usage({{"rnr", "1"}}) == "unknown parameter 'rnr' in --param rnr=1 (the spec declares: t, r)");
+}
+
+TEST_CASE("typecheck: unreachable statements are warnings, not errors") {
+  auto c = compile("var x: 0..3;\nprocess p { l: x = 1; goto l; x = 2; }\n");
+  REQUIRE(c->compiled.warnings.size() == 1);
+  CHECK(c->compiled.warnings[0].severity == Severity::kWarning);
+  CHECK(c->sources.location(c->compiled.warnings[0].span) == "test.qpspec:2:31");
+}
+
+TEST_CASE("typecheck: control statements fold into the guards of the next step") {
+  // if/else: two edges from the start, each one step; the while loop head is one program counter.
+  auto c = compile("var x: 0..3;\nvar b: bool;\nprocess p { while true { if b { x = 1; } else { x = 2; } } }\n");
+  const model::ProcessInstance& p = c->compiled.model->processes.at(0);
+  REQUIRE(p.edges.size() == 1);  // only the loop head is ever stored
+  CHECK(p.edges[0].size() == 2);
+  CHECK(p.edges[0][0].conds.size() == 2);  // while condition and the if condition
+}
+
+}  // namespace
+}  // namespace qpcheck::lang

@@ -1,0 +1,71 @@
+#include "checker/model/transition_system.h"
+
+#include <doctest/doctest.h>
+
+#include "tests/support/compile.h"
+
+namespace qpcheck::model {
+namespace {
+
+TEST_CASE("state layout: each slot takes the fewest bits of its range and round-trips") {
+  std::vector<SlotInfo> slots = {{0, 1, nullptr}, {-3, 4, nullptr}, {0, 0, nullptr}, {5, 5, nullptr},
+                                 {0, (1LL << 40) - 1, nullptr}, {0, 2000000, nullptr}};
+  StateLayout layout(slots);
+  // 1 + 3 + 0 + 0 + 40 bits fit in one word; the 21-bit slot starts the second.
+  CHECK(layout.bits() == 1 + 3 + 40 + 21);
+  CHECK(layout.words() == 2);
+  std::vector<int64_t> values = {1, -3, 0, 5, (1LL << 40) - 2, 999999};
+  uint64_t packed[2];
+  layout.pack(values, packed);
+  std::vector<int64_t> back;
+  layout.unpack(packed, back);
+  CHECK(back == values);
+  values[1] = 4;
+  layout.pack(values, packed);
+  layout.unpack(packed, back);
+  CHECK(back[1] == 4);
+}
+
+TEST_CASE("compiled model: queue slots, pc slots and initial values") {
+  auto c = testing::compile(R"(
+    type M = enum { REQ, REP, RTU };
+    var q: queue[2] of M;
+    var a: array[0..2] of 1..3 = 2;
+    process p { push(q, RTU); }
+  )");
+  const Model& m = *c->compiled.model;
+  // q: length + 2 elements; a: 3 slots; p's program counter.
+  REQUIRE(m.slots.size() == 3 + 3 + 1);
+  CHECK(m.initial == std::vector<int64_t>{0, 0, 0, 2, 2, 2, 0});
+  ModelSystem sys(m);
+  CHECK(sys.layout().bits() == 2 + 2 + 2 + 3 * 2 + 1);
+  struct Sink : SuccessorSink {
+    std::vector<std::vector<int64_t>> next;
+    ModelSystem* sys;
+    void successor(uint32_t, const uint64_t* s) override { next.push_back(sys->unpack(s)); }
+    void failure(uint32_t, const Violation&) override { FAIL("no failure expected"); }
+  } sink;
+  sink.sys = &sys;
+  auto init = sys.initial_states();
+  CHECK(sys.successors(init[0].data(), sink) == 1);
+  REQUIRE(sink.next.size() == 1);
+  CHECK(sink.next[0] == std::vector<int64_t>{1, 2, 0, 2, 2, 2, 1});
+}
+
+TEST_CASE("execution: require disables a step; runtime errors are step failures") {
+  auto c = testing::compile(R"(
+    var x: 0..2;
+    proc inc() { require x < 2; x = x + 1; }
+    proc over() { x = x + 5; }
+    process p { inc(); inc(); inc(); }
+    process q { await x == 2; over(); }
+  )");
+  explore::Result r = testing::check(*c);
+  REQUIRE(r.outcome == explore::Outcome::kViolated);
+  CHECK(r.violation->property == "runtime_error");
+  CHECK(r.violation->message == "value 7 out of range 0..2 for the assignment");
+  CHECK(r.path.actions.size() == 4);  // inc, inc, await, over (fails)
+}
+
+}  // namespace
+}  // namespace qpcheck::model

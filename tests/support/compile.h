@@ -1,0 +1,29 @@
+// Test helpers: compile spec text held in memory, and run the explorer on it.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "checker/explore/explorer.h"
+#include "checker/lang/parser.h"
+#include "checker/lang/typecheck.h"
+#include "checker/model/transition_system.h"
+
+namespace qpcheck::testing {
+
+struct CompiledSpec {
+  lang::SourceManager sources;
+  lang::Ast ast;
+  lang::Compiled compiled;
+};
+
+// Parses and type-checks `text` as file "test.qpspec". Throws lang::SpecError / lang::UsageError like the CLI path.
+std::unique_ptr<CompiledSpec> compile(const std::string& text, const lang::ParamOverrides& params = {});
+
+// The first diagnostic of a spec that must fail, rendered ("test.qpspec:3:5: error: ..."), or "" if it compiles.
+std::string first_error(const std::string& text, const lang::ParamOverrides& params = {});
+
+// Runs BFS (or `options`) on the compiled spec.
+explore::Result check(CompiledSpec& spec, const explore::Options& options = {});
+
+}  // namespace qpcheck::testing
