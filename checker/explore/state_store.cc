@@ -5,7 +5,7 @@
 
 namespace qpcheck::explore {
 
-StateStore::StateStore(int words) : words_(words), table_(1 << 16, 0), mask_((1 << 16) - 1) {}
+StateStore::StateStore(int words) : words_(words), table_(1 << 10, 0), mask_((1 << 10) - 1) {}
 
 uint64_t StateStore::hash(const uint64_t* s) const {
   // Multiply-xorshift mixing per word (a 64-bit finaliser in the style of splitmix64).

@@ -78,13 +78,13 @@ struct Param {
   TypeExpr* type = nullptr;
 };
 
-enum class DeclKind { kImport, kParam, kConst, kType, kVar, kFn, kProc, kProcess, kRule, kInvariant };
+enum class DeclKind { kImport, kParam, kSet, kConst, kType, kVar, kFn, kProc, kProcess, kRule, kInvariant };
 
 struct Decl {
   DeclKind kind;
   Span span;
   Ident name;
-  std::string path;                   // kImport
+  std::string path;                   // kImport; kSet: the value as written (a literal or a name)
   TypeExpr* type = nullptr;           // kParam, kType, kVar; kFn result
   Expr* value = nullptr;              // kParam default, kConst, kVar init, kFn body, kInvariant
   std::vector<Param> params;          // kFn, kProc, kRule

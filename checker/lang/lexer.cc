@@ -20,7 +20,7 @@ const std::unordered_map<std::string, Tok>& keywords() {
       {"or", Tok::kOr_}, {"goto", Tok::kGoto}, {"break", Tok::kBreak}, {"skip", Tok::kSkip},
       {"require", Tok::kRequire}, {"fail", Tok::kFail}, {"assert", Tok::kAssert}, {"for", Tok::kFor},
       {"forall", Tok::kForall}, {"exists", Tok::kExists}, {"true", Tok::kTrue}, {"false", Tok::kFalse},
-      {"end", Tok::kEnd}, {"verbs", Tok::kVerbs},
+      {"end", Tok::kEnd}, {"verbs", Tok::kVerbs}, {"set", Tok::kSet},
   };
   return k;
 }

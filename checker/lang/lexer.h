@@ -18,7 +18,7 @@ enum class Tok {
   // keywords
   kImport, kParam, kConst, kType, kVar, kFn, kProc, kProcess, kRule, kInvariant, kBool, kEnum, kRecord, kArray,
   kQueue, kOf, kIn, kWhen, kAwait, kAtomic, kIf, kElse, kWhile, kChoose, kOr_, kGoto, kBreak, kSkip, kRequire,
-  kFail, kAssert, kFor, kForall, kExists, kTrue, kFalse, kEnd, kVerbs,
+  kFail, kAssert, kFor, kForall, kExists, kTrue, kFalse, kEnd, kVerbs, kSet,
 };
 
 struct Token {

@@ -82,6 +82,25 @@ class Parser {
         d->span = join(start, prev_span());
         return d;
       }
+      case Tok::kSet: {
+        // `set NAME = VALUE;` -- a spec's own parameter choice, applied like --param (which overrides it).
+        take();
+        Decl* d = ast_.decl(DeclKind::kSet, start);
+        d->name = ident("a parameter name");
+        expect(Tok::kAssign);
+        Span vs = peek().span;
+        bool neg = accept(Tok::kMinus);
+        if (!at(Tok::kInt) && !at(Tok::kIdent) && !at(Tok::kTrue) && !at(Tok::kFalse)) {
+          fail_expected("a parameter value (an integer, true, false or an enum constant)");
+        }
+        Token v = take();
+        d->path = (neg ? "-" : "") + v.text;
+        d->name.span = join(d->name.span, v.span);
+        (void)vs;
+        expect(Tok::kSemi, "set");
+        d->span = join(start, prev_span());
+        return d;
+      }
       case Tok::kConst: {
         take();
         Decl* d = ast_.decl(DeclKind::kConst, start);
@@ -172,7 +191,7 @@ class Parser {
         return d;
       }
       default:
-        fail_expected("a declaration (import, param, const, type, var, fn, proc, process, rule or invariant)");
+        fail_expected("a declaration (import, param, set, const, type, var, fn, proc, process, rule or invariant)");
     }
   }
 

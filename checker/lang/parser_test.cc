@@ -85,7 +85,7 @@ TEST_CASE("parser: syntax errors name the position and what was expected") {
   CHECK(parse_error("var x: bool") == "t.qpspec:1:12: expected ';' after variable declaration");
   CHECK(parse_error("process p { x = ; }") == "t.qpspec:1:17: expected an expression, found ';'");
   CHECK(parse_error("banana") ==
-        "t.qpspec:1:1: expected a declaration (import, param, const, type, var, fn, proc, process, rule or "
+        "t.qpspec:1:1: expected a declaration (import, param, set, const, type, var, fn, proc, process, rule or "
         "invariant), found 'banana'");
   CHECK(parse_error("process p { x = 1; ") == "t.qpspec:1:20: expected '}', found end of file");
   CHECK(parse_error("param n: 0..3;") == "t.qpspec:1:14: expected '=' (a parameter needs a default value), found ';'");

@@ -73,7 +73,24 @@ class Checker {
   }
 
   Compiled run(const Program& program) {
+    // `set` lines take effect before any declaration (a library's types may depend on its params); the command
+    // line's --param values come after them and win.
+    for (const Decl* d : program.decls) {
+      if (d->kind != DeclKind::kSet) continue;
+      for (const Setting& s : settings_) {
+        if (s.name == d->name.name) {
+          error(d->span, fmt::format("parameter '{}' is already set at {}", d->name.name, where(s.decl->span)));
+        }
+      }
+      settings_.push_back(Setting{d->name.name, d->path, d});
+    }
+    for (const auto& [name, value] : overrides_) settings_.push_back(Setting{name, value, nullptr});
     for (const Decl* d : program.decls) declare(d);
+    for (const Setting& s : settings_) {
+      if (s.decl != nullptr && !used_settings_.count(s.decl)) {
+        error(s.decl->span, fmt::format("'set {}': the spec declares no parameter '{}'", s.name, s.name));
+      }
+    }
     if (m_->processes.empty() && m_->rules.empty()) {
       Span s{program.main_file, 0, 0};
       throw SpecError(s, "the spec declares no process and no rule: there is nothing to explore");
@@ -353,7 +370,8 @@ class Checker {
   // ---------------------------------------------------------------- declarations
   void declare(const Decl* d) {
     switch (d->kind) {
-      case DeclKind::kImport: return;
+      case DeclKind::kImport:
+      case DeclKind::kSet: return;
       case DeclKind::kParam: return declare_param(d);
       case DeclKind::kConst: {
         const model::Expr* e = expr(d->value);
@@ -440,10 +458,20 @@ class Checker {
     if (def->op != Op::kConst) error(d->value->span, "a parameter's default must be a constant expression");
     expect_compatible(t, def, fmt::format("parameter '{}'", d->name.name));
     int64_t v = def->value;
-    for (const auto& [name, text] : overrides_) {
-      if (name != d->name.name) continue;
-      used_overrides_.insert(name);
-      v = parse_override(d->name.name, t, text);
+    for (const Setting& s : settings_) {
+      if (s.name != d->name.name) continue;
+      if (s.decl == nullptr) {
+        used_overrides_.insert(s.name);
+        v = parse_override(d->name.name, t, s.value);
+      } else {
+        used_settings_.insert(s.decl);
+        try {
+          v = parse_override(d->name.name, t, s.value);
+        } catch (const UsageError& e) {
+          error(s.decl->name.span, fmt::format("set {} = {}: {}", s.name, s.value,
+                                               std::string(e.what()).substr(std::string(e.what()).find(": ") + 2)));
+        }
+      }
     }
     Symbol s;
     s.kind = Symbol::Kind::kConst;
@@ -1282,8 +1310,14 @@ class Checker {
     return e;
   }
 
+  struct Setting {
+    std::string name, value;
+    const Decl* decl;  // the `set` declaration, or nullptr for --param
+  };
   const SourceManager& sources_;
   const ParamOverrides& overrides_;
+  std::vector<Setting> settings_;
+  std::set<const Decl*> used_settings_;
   std::set<std::string> used_overrides_;
   std::unique_ptr<model::Model> m_;
   std::vector<Diagnostic> warnings_;

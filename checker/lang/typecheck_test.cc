@@ -71,6 +71,22 @@ TEST_CASE("typecheck: --param overrides are type- and range-checked; unknown nam
   CHECK(usage({{"rnr", "1"}}) == "unknown parameter 'rnr' in --param rnr=1 (the spec declares: t, r)");
 }
 
+TEST_CASE("typecheck: a spec's own `set` lines choose parameters; --param overrides them") {
+  const std::string lib = "type T = enum { IB, IWARP };\nparam t: T = IB;\nparam r: 0..7 = 7;\nvar v: 0..r;\n";
+  auto c = compile(lib + "set t = IWARP;\nset r = 2;\nprocess p { skip; }\n");
+  CHECK(c->compiled.model->params[0].second == "IWARP");
+  CHECK(c->compiled.model->params[1].second == "2");
+  CHECK(c->compiled.model->slots[0].hi == 2);  // the type 0..r saw the set value
+  auto o = compile(lib + "set r = 2;\nprocess p { skip; }\n", {{"r", "5"}});
+  CHECK(o->compiled.model->params[1].second == "5");
+  CHECK(first_error(lib + "set r = 9;\nprocess p { skip; }\n") ==
+        "test.qpspec:5:5: error: set r = 9: value out of range 0..7");
+  CHECK(first_error(lib + "set rr = 1;\nprocess p { skip; }\n") ==
+        "test.qpspec:5:1: error: 'set rr': the spec declares no parameter 'rr'");
+  CHECK(first_error(lib + "set r = 1;\nset r = 2;\nprocess p { skip; }\n") ==
+        "test.qpspec:6:1: error: parameter 'r' is already set at test.qpspec:5:1");
+}
+
 TEST_CASE("typecheck: unreachable statements are warnings, not errors") {
   auto c = compile("var x: 0..3;\nprocess p { l: x = 1; goto l; x = 2; }\n");
   REQUIRE(c->compiled.warnings.size() == 1);
