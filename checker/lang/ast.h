@@ -91,7 +91,7 @@ struct Decl {
   std::vector<Stmt*> body;            // kProc, kProcess, kRule
   Expr* guard = nullptr;              // kRule
   std::string verbs;                  // kProc, kRule: the verbs/CM call or fabric event modelled
-  Ident index;                        // kProcess arrays: the instance variable
+  Ident index;                        // kProcess arrays: the instance variable; kSet: the value
   TypeExpr* index_type = nullptr;     // kProcess arrays
 };
 

@@ -95,8 +95,7 @@ class Parser {
         }
         Token v = take();
         d->path = (neg ? "-" : "") + v.text;
-        d->name.span = join(d->name.span, v.span);
-        (void)vs;
+        d->index = Ident{d->path, join(vs, v.span)};  // the value as written, with its own span
         expect(Tok::kSemi, "set");
         d->span = join(start, prev_span());
         return d;

@@ -88,7 +88,7 @@ class Checker {
     for (const Decl* d : program.decls) declare(d);
     for (const Setting& s : settings_) {
       if (s.decl != nullptr && !used_settings_.count(s.decl)) {
-        error(s.decl->span, fmt::format("'set {}': the spec declares no parameter '{}'", s.name, s.name));
+        error(s.decl->name.span, fmt::format("'set {}': the spec declares no parameter '{}'", s.name, s.name));
       }
     }
     if (m_->processes.empty() && m_->rules.empty()) {
@@ -468,7 +468,7 @@ class Checker {
         try {
           v = parse_override(d->name.name, t, s.value);
         } catch (const UsageError& e) {
-          error(s.decl->name.span, fmt::format("set {} = {}: {}", s.name, s.value,
+          error(s.decl->index.span, fmt::format("set {} = {}: {}", s.name, s.value,
                                                std::string(e.what()).substr(std::string(e.what()).find(": ") + 2)));
         }
       }

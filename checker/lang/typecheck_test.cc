@@ -80,9 +80,9 @@ TEST_CASE("typecheck: a spec's own `set` lines choose parameters; --param overri
   auto o = compile(lib + "set r = 2;\nprocess p { skip; }\n", {{"r", "5"}});
   CHECK(o->compiled.model->params[1].second == "5");
   CHECK(first_error(lib + "set r = 9;\nprocess p { skip; }\n") ==
-        "test.qpspec:5:5: error: set r = 9: value out of range 0..7");
+        "test.qpspec:5:9: error: set r = 9: value out of range 0..7");
   CHECK(first_error(lib + "set rr = 1;\nprocess p { skip; }\n") ==
-        "test.qpspec:5:1: error: 'set rr': the spec declares no parameter 'rr'");
+        "test.qpspec:5:5: error: 'set rr': the spec declares no parameter 'rr'");
   CHECK(first_error(lib + "set r = 1;\nset r = 2;\nprocess p { skip; }\n") ==
         "test.qpspec:6:1: error: parameter 'r' is already set at test.qpspec:5:1");
 }

@@ -1,0 +1,149 @@
+// The spec corpus: every shipped spec (spec/*.qpspec), the corpus models (tests/corpus) and the malformed specs
+// (tests/bad) carry their expected result in their header; this one driver checks them all through the same code
+// path as `qpcheck verify` (JSON report, exit code).
+//
+// Header lines read (in the leading // comment block):
+//   // params: NAME=VALUE ...                          passed as --param
+//   // expect: verdict=holds states=N
+//   // expect: verdict=violated property=NAME states=N length=L
+//   // expect-error: LINE:COL: SUBSTRING               exit 3, "FILE:LINE:COL: error: ...SUBSTRING..." on stderr
+//   // expect-warning: LINE:COL: SUBSTRING             a warning there; the spec must still compile
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include "checker/cli/exit_codes.h"
+#include "checker/cli/verify.h"
+
+namespace qpcheck {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Header {
+  std::vector<std::string> params;
+  std::map<std::string, std::string> expect;
+  std::string expect_error;    // "LINE:COL: SUBSTRING"
+  std::string expect_warning;
+};
+
+Header read_header(const fs::path& file) {
+  std::ifstream in(file);
+  Header h;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("//", 0) != 0) {
+      if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+      break;
+    }
+    std::string body = line.substr(2);
+    auto take = [&](const std::string& key) -> std::optional<std::string> {
+      size_t p = body.find(key);
+      if (p == std::string::npos || body.find_first_not_of(' ') != p) return std::nullopt;
+      std::string rest = body.substr(p + key.size());
+      size_t b = rest.find_first_not_of(' ');
+      return b == std::string::npos ? "" : rest.substr(b);
+    };
+    if (auto v = take("params:")) {
+      std::istringstream ss(*v);
+      std::string kv;
+      while (ss >> kv) h.params.push_back(kv);
+    } else if (auto v = take("expect:")) {
+      std::istringstream ss(*v);
+      std::string kv;
+      while (ss >> kv) {
+        size_t eq = kv.find('=');
+        if (eq != std::string::npos) h.expect[kv.substr(0, eq)] = kv.substr(eq + 1);
+      }
+    } else if (auto v = take("expect-error:")) {
+      h.expect_error = *v;
+    } else if (auto v = take("expect-warning:")) {
+      h.expect_warning = *v;
+    }
+  }
+  return h;
+}
+
+std::vector<fs::path> specs_in(const fs::path& dir) {
+  std::vector<fs::path> out;
+  if (!fs::is_directory(dir)) return out;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().extension() == ".qpspec") out.push_back(e.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+struct Run {
+  int rc;
+  std::string out, err;
+};
+
+Run verify(const fs::path& file, const std::vector<std::string>& params, bool json) {
+  cli::VerifyOptions o;
+  o.file = file.string();
+  o.params = params;
+  o.format = json ? cli::Format::kJson : cli::Format::kText;
+  std::ostringstream out, err;
+  int rc = cli::run_verify(o, out, err);
+  return Run{rc, out.str(), err.str()};
+}
+
+void check_good(const fs::path& file) {
+  INFO("spec: ", file.string());
+  Header h = read_header(file);
+  REQUIRE_MESSAGE(h.expect.count("verdict"), "no '// expect: verdict=...' line in the header");
+  Run r = verify(file, h.params, true);
+  INFO("stderr: ", r.err);
+  REQUIRE(r.rc <= 2);
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  const std::string& verdict = h.expect["verdict"];
+  CHECK(j["verdict"] == verdict);
+  CHECK(r.rc == (verdict == "holds" ? 0 : verdict == "violated" ? 1 : 2));
+  if (h.expect.count("states")) CHECK(j["stats"]["states"].get<uint64_t>() == std::stoull(h.expect["states"]));
+  if (verdict == "violated") {
+    REQUIRE_MESSAGE(h.expect.count("property"), "a violated spec must name the property");
+    REQUIRE_MESSAGE(h.expect.count("length"), "a violated spec must give the counterexample length");
+    CHECK(j["violation"]["property"] == h.expect["property"]);
+    CHECK(j["steps"].size() == std::stoull(h.expect["length"]));
+    CHECK(j["violation"]["shortest"] == true);
+  }
+}
+
+TEST_CASE("shipped specs and corpus models give their expected verdict, state count and counterexample length") {
+  std::vector<fs::path> files = specs_in("spec");
+  size_t shipped = files.size();
+  for (const fs::path& f : specs_in("tests/corpus")) files.push_back(f);
+  CHECK(shipped >= 7);
+  for (const fs::path& f : files) check_good(f);
+}
+
+TEST_CASE("malformed specs: a clear file:line:col diagnostic and exit code 3, never a crash") {
+  std::vector<fs::path> files = specs_in("tests/bad");
+  CHECK(files.size() >= 20);
+  for (const fs::path& f : files) {
+    INFO("spec: ", f.string());
+    Header h = read_header(f);
+    bool warning = !h.expect_warning.empty();
+    const std::string& want = warning ? h.expect_warning : h.expect_error;
+    REQUIRE_MESSAGE(!want.empty(), "no '// expect-error:' or '// expect-warning:' line in the header");
+    size_t colon = want.find(": ");
+    REQUIRE(colon != std::string::npos);
+    std::string pos = want.substr(0, colon), text = want.substr(colon + 2);
+    Run r = verify(f, h.params, false);
+    INFO("stderr: ", r.err);
+    std::string prefix = f.string() + ":" + pos + (warning ? ": warning: " : ": error: ");
+    CHECK(r.err.find(prefix) != std::string::npos);
+    CHECK(r.err.find(text) != std::string::npos);
+    if (warning) CHECK(r.rc != cli::code(cli::ExitCode::kInvalidSpec));
+    else CHECK(r.rc == cli::code(cli::ExitCode::kInvalidSpec));
+  }
+}
+
+}  // namespace
+}  // namespace qpcheck
