@@ -9,7 +9,7 @@ enum class ExitCode : int {
   kInconclusive = 2,  // a limit (--max-states, --max-depth, --max-memory, --time-limit) ended the search first
   kInvalidSpec = 3,   // the spec does not parse or type-check (file:line:col diagnostics on stderr)
   kUsage = 4,         // bad command line: unknown option, bad --param, unreadable file
-  kInternal = 5,      // a bug in qpcheck, or the machine ran out of resources
+  kInternal = 5,      // a bug in qpcheck, or resources ran out (memory, disk for --trace-out)
 };
 
 constexpr int code(ExitCode c) { return static_cast<int>(c); }

@@ -93,20 +93,33 @@ int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
   }
   for (const lang::Diagnostic& w : compiled.warnings) err << lang::format_diagnostic(sources, w);
 
+  // Open the trace file before the search: a bad path is a usage error now, not a lost result later.
+  std::ofstream trace_file;
+  if (!opt.trace_out.empty()) {
+    trace_file.open(opt.trace_out);
+    if (!trace_file) {
+      err << fmt::format("qpcheck: error: cannot open --trace-out file '{}' for writing\n", opt.trace_out);
+      return code(ExitCode::kUsage);
+    }
+  }
+
   model::ModelSystem system(*compiled.model);
   explore::Result result = explore::explore(system, eo);
   trace::Trace t = trace::build_trace(system, result, opt.file, opt.strategy == explore::Strategy::kBfs ? "bfs" : "dfs");
 
-  if (!opt.trace_out.empty()) {
-    std::ofstream f(opt.trace_out);
-    f << trace::to_json(t).dump(2) << "\n";
-    if (!f) {
-      // The verdict is still printed: never lose a result because a side file could not be written.
-      err << fmt::format("qpcheck: error: cannot write --trace-out file '{}'\n", opt.trace_out);
-    }
-  }
+  // The report goes to stdout first: a trace file that cannot be written never loses the result.
   if (opt.format == Format::kJson) out << trace::to_json(t).dump(2) << "\n";
   else out << trace::to_text(t);
+  out.flush();
+  if (trace_file.is_open()) {
+    trace_file << trace::to_json(t).dump(2) << "\n";
+    trace_file.flush();
+    if (!trace_file) {
+      err << fmt::format("qpcheck: error: writing --trace-out file '{}' failed (disk full?); the report above is "
+                         "complete\n", opt.trace_out);
+      return code(ExitCode::kInternal);
+    }
+  }
   switch (result.outcome) {
     case explore::Outcome::kHolds: return code(ExitCode::kHolds);
     case explore::Outcome::kViolated: return code(ExitCode::kViolated);

@@ -28,6 +28,18 @@ class Parser {
  private:
   const Token& peek(int k = 0) const { return t_[std::min<size_t>(p_ + k, t_.size() - 1)]; }
   bool at(Tok k) const { return peek().kind == k; }
+  // Nesting guard: recursive descent must not overflow the stack on hostile input.
+  static constexpr int kMaxNesting = 512;
+  struct Nest {
+    Parser* p;
+    explicit Nest(Parser* parser) : p(parser) {
+      if (++p->depth_ > kMaxNesting) {
+        throw SpecError(p->peek().span, fmt::format("nesting deeper than {} levels", kMaxNesting));
+      }
+    }
+    ~Nest() { --p->depth_; }
+  };
+
   Token take() { Token t = peek(); if (p_ < t_.size() - 1) ++p_; return t; }
   bool accept(Tok k) { if (at(k)) { take(); return true; } return false; }
   Span prev_span() const { return t_[p_ > 0 ? p_ - 1 : 0].span; }
@@ -212,6 +224,7 @@ class Parser {
 
   // ---- types ----
   TypeExpr* type() {
+    Nest nest(this);
     Span start = peek().span;
     if (accept(Tok::kBool)) return ast_.type(TypeKind::kBool, start);
     if (accept(Tok::kEnum)) {
@@ -284,6 +297,7 @@ class Parser {
   }
 
   Stmt* stmt() {
+    Nest nest(this);
     Span start = peek().span;
     auto finish = [&](Stmt* s) { s->span = join(start, prev_span()); return s; };
     // labels: `L:` and `end L:`
@@ -431,6 +445,7 @@ class Parser {
 
   // ---- expressions ----
   Expr* expr() {
+    Nest nest(this);
     if (at(Tok::kForall) || at(Tok::kExists)) {
       Span start = peek().span;
       bool all = take().kind == Tok::kForall;
@@ -512,6 +527,7 @@ class Parser {
     return l;
   }
   Expr* unary() {
+    Nest nest(this);
     if (at(Tok::kNot) || at(Tok::kMinus)) {
       Token t = take();
       Expr* e = ast_.expr(ExprKind::kUnary, t.span);
@@ -594,6 +610,7 @@ class Parser {
 
   std::vector<Token> t_;
   size_t p_ = 0;
+  int depth_ = 0;
   Ast& ast_;
 };
 

@@ -92,5 +92,22 @@ TEST_CASE("parser: syntax errors name the position and what was expected") {
   CHECK(parse_error("process p { 3; }") == "t.qpspec:1:13: expected a statement (an assignment 'x = e;' or a call 'p(...);')");
 }
 
+TEST_CASE("parser: hostile nesting is an error, not a stack overflow") {
+  std::string deep = "invariant i: " + std::string(100000, '(') + "true" + std::string(100000, ')') + ";";
+  CHECK(parse_error(deep) == "t.qpspec:1:270: nesting deeper than 512 levels");
+  std::string nots = "invariant i: " + std::string(100000, '!') + "true;";
+  CHECK(parse_error(nots).find("nesting deeper than 512 levels") != std::string::npos);
+}
+
+TEST_CASE("diagnostics: a long source line is shown as a window around the caret") {
+  SourceManager sm;
+  std::string line = std::string(1000, ' ') + "oops";
+  int f = sm.add("long.qpspec", line);
+  std::string text = format_diagnostic(sm, Diagnostic{Severity::kError, Span{f, 1000, 1004}, "here"});
+  CHECK(text.find("long.qpspec:1:1001: error: here\n  ...") == 0);
+  CHECK(text.size() < 400);
+  CHECK(text.find("^~~~") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace qpcheck::lang

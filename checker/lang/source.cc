@@ -52,13 +52,23 @@ std::string format_diagnostic(const SourceManager& sources, const Diagnostic& d)
   if (d.span.file >= 0) {
     std::string_view line = sources.line_text(d.span);
     int col = sources.line_col(d.span).second;
-    std::string caret;
+    // Very long lines (generated or hostile input) are shown as a window around the column.
+    constexpr int kWindow = 80;
+    std::string prefix, suffix;
+    if (line.size() > 2 * kWindow) {
+      int from = std::max(0, col - 1 - kWindow / 2);
+      if (from > 0) prefix = "...";
+      if (line.size() > static_cast<size_t>(from + 2 * kWindow)) suffix = "...";
+      line = line.substr(from, 2 * kWindow);
+      col -= from;
+    }
+    std::string caret(prefix.size(), ' ');
     for (int i = 1; i < col && i - 1 < static_cast<int>(line.size()); ++i) caret += line[i - 1] == '\t' ? '\t' : ' ';
     size_t width = d.span.end > d.span.begin ? d.span.end - d.span.begin : 1;
     width = std::max<size_t>(1, std::min(width, line.size() >= static_cast<size_t>(col) ? line.size() - col + 1 : 1));
     caret += '^';
     if (width > 1) caret += std::string(width - 1, '~');
-    out += fmt::format("  {}\n  {}\n", line, caret);
+    out += fmt::format("  {}{}{}\n  {}\n", prefix, line, suffix, caret);
   }
   return out;
 }

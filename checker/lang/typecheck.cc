@@ -294,7 +294,9 @@ class Checker {
         a->index = index;
         a->elem = elem;
         int64_t slots = index->count() * elem->slots;
-        if (slots > (1 << 20)) error(t->span, fmt::format("array has {} scalar slots; at most 2^20", slots));
+        if (slots > static_cast<int64_t>(kMaxSlots)) {
+          error(t->span, fmt::format("array has {} scalar slots; a state holds at most {}", slots, kMaxSlots));
+        }
         a->slots = static_cast<int>(slots);
         return a;
       }
@@ -322,6 +324,7 @@ class Checker {
   }
 
   // ---------------------------------------------------------------- slots
+  static constexpr size_t kMaxSlots = 1 << 16;  // scalar slots per state: bounds memory on hostile specs
   // Allocates slots for a value of type t named `name`; `init` is a scalar broadcast to every leaf, or nullopt.
   int64_t allocate(const std::string& name, const Type* t, std::optional<int64_t> init, Span init_span) {
     int64_t first = static_cast<int64_t>(m_->slots.size());
@@ -363,12 +366,17 @@ class Checker {
         }
       }
     };
+    if (m_->slots.size() + t->slots > kMaxSlots) {
+      error(init_span.file >= 0 ? init_span : current_decl_span_,
+            fmt::format("'{}' would make the state vector exceed {} scalar slots", name, kMaxSlots));
+    }
     leaf(name, t, false);
     return first;
   }
 
   // ---------------------------------------------------------------- declarations
   void declare(const Decl* d) {
+    current_decl_span_ = d->name.span.file >= 0 ? d->name.span : d->span;
     switch (d->kind) {
       case DeclKind::kImport:
       case DeclKind::kSet: return;
@@ -1317,6 +1325,7 @@ class Checker {
   const SourceManager& sources_;
   const ParamOverrides& overrides_;
   std::vector<Setting> settings_;
+  Span current_decl_span_;
   std::set<const Decl*> used_settings_;
   std::set<std::string> used_overrides_;
   std::unique_ptr<model::Model> m_;

@@ -58,14 +58,25 @@ int64_t Machine::eval(const Expr* e) {
     case Op::kField:
     case Op::kHead: return state[loc(e)];
     case Op::kNot: return !eval(e->a);
-    case Op::kNeg: return -eval(e->a);
-    case Op::kAdd: return eval(e->a) + eval(e->b);
-    case Op::kSub: return eval(e->a) - eval(e->b);
-    case Op::kMul: return eval(e->a) * eval(e->b);
+    case Op::kNeg:
+    case Op::kAdd:
+    case Op::kSub:
+    case Op::kMul: {
+      // Checked 64-bit arithmetic: an overflow is a runtime error, never undefined behaviour.
+      int64_t x = e->op == Op::kNeg ? 0 : eval(e->a);
+      int64_t y = eval(e->op == Op::kNeg ? e->a : e->b);
+      int64_t r;
+      bool overflow = e->op == Op::kMul ? __builtin_mul_overflow(x, y, &r)
+                      : e->op == Op::kAdd ? __builtin_add_overflow(x, y, &r)
+                                          : __builtin_sub_overflow(x, y, &r);
+      if (overflow) runtime_error(e->span, "integer overflow (results must fit in 64 bits)");
+      return r;
+    }
     case Op::kDiv:
     case Op::kMod: {
       int64_t x = eval(e->a), y = eval(e->b);
       if (y == 0) runtime_error(e->b->span, "division by zero");
+      if (y == -1 && x == INT64_MIN) runtime_error(e->span, "integer overflow (results must fit in 64 bits)");
       if (e->op == Op::kDiv) return x / y;
       int64_t r = x % y;  // mathematical modulo: never negative for a positive divisor
       return (r < 0 && y > 0) ? r + y : r;

@@ -67,5 +67,20 @@ TEST_CASE("execution: require disables a step; runtime errors are step failures"
   CHECK(r.path.actions.size() == 4);  // inc, inc, await, over (fails)
 }
 
+TEST_CASE("execution: 64-bit overflow and division by zero are runtime errors, not undefined behaviour") {
+  auto c = testing::compile(R"(
+    var x: 0..1;
+    var big: 0..2147483647 = 2147483647;
+    process p { x = big * big * big * big * 2 > 0 ? 1 : 0; }
+  )");
+  explore::Result r = testing::check(*c);
+  REQUIRE(r.outcome == explore::Outcome::kViolated);
+  CHECK(r.violation->message == "integer overflow (results must fit in 64 bits)");
+  auto d = testing::compile("var x: 0..1;\nprocess p { x = 1 / x; }\n");
+  explore::Result rd = testing::check(*d);
+  REQUIRE(rd.outcome == explore::Outcome::kViolated);
+  CHECK(rd.violation->message == "division by zero");
+}
+
 }  // namespace
 }  // namespace qpcheck::model
