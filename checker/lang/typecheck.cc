@@ -325,6 +325,14 @@ class Checker {
 
   // ---------------------------------------------------------------- slots
   static constexpr size_t kMaxSlots = 1 << 16;  // scalar slots per state: bounds memory on hostile specs
+  // Values a quantifier, a for loop or a rule's parameters range over: each is enumerated in every state.
+  static constexpr int64_t kMaxDomain = 1 << 16;
+  void check_domain(const Type* t, Span span, const char* what) {
+    if (t->count() > kMaxDomain) {
+      error(span, fmt::format("{} over {} values; at most {} (it is evaluated in every state)", what, t->count(),
+                              kMaxDomain));
+    }
+  }
   // Allocates slots for a value of type t named `name`; `init` is a scalar broadcast to every leaf, or nullopt.
   int64_t allocate(const std::string& name, const Type* t, std::optional<int64_t> init, Span init_span) {
     int64_t first = static_cast<int64_t>(m_->slots.size());
@@ -588,7 +596,9 @@ class Checker {
     declare_params_as_frames(d->params, &r.param_names, &r.param_frames, &r.param_types, "rule");
     for (const Type* t : r.param_types) {
       r.instances *= t->count();
-      if (r.instances > (1 << 24)) error(d->span, "a rule may have at most 2^24 parameter tuples");
+      if (r.instances > kMaxDomain) {
+        error(d->span, fmt::format("a rule may have at most {} parameter tuples", kMaxDomain));
+      }
     }
     if (d->guard != nullptr) {
       r.guard = expr(d->guard);
@@ -901,6 +911,7 @@ class Checker {
         ScopeGuard g(this);
         const Type* t = type(s->type);
         if (!t->scalar()) error(s->type->span, "a for loop ranges over a range, an enum or bool");
+        check_domain(t, s->type->span, "a for loop");
         model::Stmt* st = new_stmt(SOp::kFor, s->span);
         st->frame = new_frame();
         st->lo = t->lo;
@@ -1101,6 +1112,7 @@ class Checker {
         ScopeGuard g(this);
         const Type* t = type(x->domain);
         if (!t->scalar()) error(x->domain->span, "a quantifier ranges over a range, an enum or bool");
+        check_domain(t, x->domain->span, "a quantifier");
         model::Expr* e = new_expr(x->kind == ExprKind::kForall ? Op::kForall : Op::kExists, bool_, x->span);
         e->value = new_frame();
         e->lo = t->lo;

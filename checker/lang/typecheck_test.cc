@@ -47,6 +47,8 @@ TEST_CASE("typecheck: each diagnostic kind names file:line:col") {
   CHECK(err("var v: 0..3 = 9;") == "test.qpspec:5:15: error: value 9 is out of range 0..3 for the initial value of 'v'");
   CHECK(err("process p { while true { } }") ==
         "test.qpspec:5:13: error: this loop can go round without taking a step (add an await or a statement)");
+  CHECK(err("invariant i: forall k in 0..2000000000: k >= 0;") ==
+        "test.qpspec:5:26: error: a quantifier over 2000000001 values; at most 65536 (it is evaluated in every state)");
   CHECK(first_error("var x: bool;") ==
         "test.qpspec:1:1: error: the spec declares no process and no rule: there is nothing to explore");
 }
