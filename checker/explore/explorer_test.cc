@@ -68,6 +68,26 @@ TEST_CASE("the symmetric variant deadlocks; BFS finds the shortest deadlock") {
   CHECK(testing::check(*c, no_deadlock).outcome == Outcome::kHolds);
 }
 
+TEST_CASE("a process that leaves its body through a loop exit, an if or a choose has terminated: no deadlock") {
+  const char* specs[] = {
+      "var x: 0..3;\nprocess p { while x < 2 { x = x + 1; } }\n",
+      "var x: 0..3;\nprocess p { if x > 5 { x = 1; } }\n",
+      "var x: bool;\nprocess p { choose { } or { await x; } }\n",
+      "var x: 0..3;\nprocess p { while true { if x == 3 { break; } x = x + 1; } }\n",
+  };
+  for (const char* text : specs) {
+    INFO(text);
+    auto c = testing::compile(text);
+    Result r = testing::check(*c);
+    CHECK(r.outcome == Outcome::kHolds);
+  }
+  // ... but one blocked inside its loop is deadlocked.
+  auto c = testing::compile("var x: 0..3;\nprocess p { while x < 2 { await x > 5; } }\n");
+  Result r = testing::check(*c);
+  REQUIRE(r.outcome == Outcome::kViolated);
+  CHECK(r.violation->property == "deadlock");
+}
+
 TEST_CASE("limits end in inconclusive with the statistics so far") {
   auto c = testing::compile(kPhilosophers, {{"N", "10"}});
   Options o;

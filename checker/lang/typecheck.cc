@@ -692,6 +692,8 @@ class Checker {
       }
       return pc_of[c];
     };
+    end_nodes_.clear();
+    for (int n : end_label_nodes_) end_nodes_.insert(canonical(n));
     int entry_pc = pc(entry);
     for (const auto& [name, node] : labels_) info.label_pc[name] = pc(node);
     // pc_node grows while edges are expanded: every continuation becomes a stored program counter.
@@ -699,20 +701,21 @@ class Checker {
       std::vector<const model::Expr*> conds;
       std::set<int> visiting;
       std::vector<model::Edge> edges;
-      expand(pc_node[i], conds, visiting, edges);
+      std::vector<std::vector<const model::Expr*>> ends;
+      expand(pc_node[i], conds, visiting, edges, ends);
       for (model::Edge& e : edges) {
         model::Step* st = const_cast<model::Step*>(e.step);
         st->next_pc = pc(step_next_[st]);
       }
       pi.edges.push_back(std::move(edges));
+      bool always = false;
+      for (const auto& c : ends) always = always || c.empty();
+      pi.valid_end.push_back(always);
+      pi.end_conds.push_back(always ? decltype(ends){} : std::move(ends));
     }
-    std::set<int> end_nodes;
-    for (int n : end_label_nodes_) end_nodes.insert(canonical(n));
-    pi.valid_end.assign(pc_node.size(), false);
     pi.pc_names.assign(pc_node.size(), "");
     for (size_t i = 0; i < pc_node.size(); ++i) {
       const Node& n = nodes_[pc_node[i]];
-      pi.valid_end[i] = n.k == Node::K::kEnd || end_nodes.count(pc_node[i]) > 0;
       if (n.k == Node::K::kEnd) pi.pc_names[i] = "end";
       else pi.pc_names[i] = fmt::format("line {}", sources_.line_col(n.span).first);
     }
@@ -736,10 +739,13 @@ class Checker {
   }
 
   // Collects the steps enabled at `node`, folding branch conditions into each edge.
+  // Also records in `ends` the conditions under which control reaches the end of the body or an `end` label: a
+  // process standing here while one of them holds has terminated (or is at a valid end state).
   void expand(int node, std::vector<const model::Expr*>& conds, std::set<int>& visiting,
-              std::vector<model::Edge>& out) {
+              std::vector<model::Edge>& out, std::vector<std::vector<const model::Expr*>>& ends) {
     node = canonical(node);
     const Node& n = nodes_[node];
+    if (n.k == Node::K::kEnd || end_nodes_.count(node)) ends.push_back(conds);
     switch (n.k) {
       case Node::K::kEnd: return;
       case Node::K::kStep: out.push_back(model::Edge{conds, n.step}); return;
@@ -751,12 +757,12 @@ class Checker {
         }
         if (n.k == Node::K::kBranch) {
           conds.push_back(n.cond);
-          expand(n.then_n, conds, visiting, out);
+          expand(n.then_n, conds, visiting, out, ends);
           conds.back() = negate(n.cond);
-          expand(n.else_n, conds, visiting, out);
+          expand(n.else_n, conds, visiting, out, ends);
           conds.pop_back();
         } else {
-          for (int a : n.alts) expand(a, conds, visiting, out);
+          for (int a : n.alts) expand(a, conds, visiting, out, ends);
         }
         visiting.erase(node);
         return;
@@ -1353,6 +1359,7 @@ class Checker {
   std::map<std::string, int> labels_;
   std::map<std::string, Span> label_nodes_;
   std::set<int> end_label_nodes_;
+  std::set<int> end_nodes_;  // canonical nodes of end labels
   std::map<const model::Step*, int> step_next_;
 };
 

@@ -121,7 +121,10 @@ struct ProcessInstance {
   std::string process;                // "phil"
   int pc_slot = 0;
   std::vector<std::vector<Edge>> edges;   // per program counter value
-  std::vector<bool> valid_end;            // per program counter value: terminated or at an `end` label
+  std::vector<bool> valid_end;            // per pc: terminated or at an `end` label, whatever the state
+  // per pc: otherwise, condition lists under which control falls through to the end or an `end` label
+  // (a loop head whose loop is over); any list whose conditions all hold makes the state a valid end.
+  std::vector<std::vector<std::vector<const Expr*>>> end_conds;
   std::vector<std::string> pc_names;      // per program counter value: "eat", "line 12", "end"
 };
 

@@ -145,9 +145,19 @@ std::optional<Violation> ModelSystem::check_invariants(const uint64_t* state) {
 }
 
 bool ModelSystem::valid_end(const uint64_t* state) {
-  layout_.unpack(state, base_);
+  layout_.unpack(state, machine_.state);
   for (const ProcessInstance& pi : model_.processes) {
-    if (!pi.valid_end[base_[pi.pc_slot]]) return false;
+    int64_t pc = machine_.state[pi.pc_slot];
+    if (pi.valid_end[pc]) continue;
+    bool ended = false;
+    for (const auto& conds : pi.end_conds[pc]) {
+      try {
+        if (holds(conds)) { ended = true; break; }
+      } catch (const StepFailure&) {
+        // reported by successors() for the same state; not an end
+      }
+    }
+    if (!ended) return false;
   }
   return true;
 }
