@@ -1,5 +1,6 @@
 #include "checker/cli/verify.h"
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -16,6 +17,40 @@
 
 namespace qpcheck::cli {
 
+namespace {
+
+// CLI11's numeric checks let "nan", "-1" (wrapped into an unsigned) and 300-digit ranges through; these do not.
+CLI::Validator count_validator() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        if (s.empty() || s.size() > 19 || s.find_first_not_of("0123456789") != std::string::npos) {
+          return "expected a whole number >= 0, got '" + s + "'";
+        }
+        return "";
+      },
+      "N>=0");
+}
+
+CLI::Validator seconds_validator() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        size_t pos = 0;
+        double v = 0;
+        try {
+          v = std::stod(s, &pos);
+        } catch (...) {
+          pos = 0;
+        }
+        if (pos == 0 || pos != s.size() || !std::isfinite(v) || v < 0) {
+          return "expected a number of seconds >= 0, got '" + s + "'";
+        }
+        return "";
+      },
+      "SECONDS>=0");
+}
+
+}  // namespace
+
 void setup_verify(CLI::App& app, VerifyOptions& opt) {
   app.add_option("file", opt.file, "the .qpspec file to verify")->required();
   app.add_option("-p,--param", opt.params, "override a spec parameter: NAME=VALUE (repeatable)");
@@ -27,11 +62,13 @@ void setup_verify(CLI::App& app, VerifyOptions& opt) {
       ->transform(CLI::CheckedTransformer(std::map<std::string, Format>{{"text", Format::kText}, {"json", Format::kJson}},
                                           CLI::ignore_case));
   app.add_option("--trace-out", opt.trace_out, "also write the JSON report (with the counterexample) to this file");
-  app.add_option("--max-states", opt.max_states, "stop (inconclusive) after this many distinct states; 0 = no limit");
-  app.add_option("--max-depth", opt.max_depth, "do not explore beyond this many steps; 0 = no limit");
+  app.add_option("--max-states", opt.max_states, "stop (inconclusive) after this many distinct states; 0 = no limit")
+      ->check(count_validator());
+  app.add_option("--max-depth", opt.max_depth, "do not explore beyond this many steps; 0 = no limit")
+      ->check(count_validator());
   app.add_option("--max-memory", opt.max_memory, "stop (inconclusive) when the visited set reaches this size, e.g. 4G");
   app.add_option("--time-limit", opt.time_limit, "stop (inconclusive) after this many seconds; 0 = no limit")
-      ->check(CLI::NonNegativeNumber);
+      ->check(seconds_validator());
   app.add_option("--lib-dir", opt.lib_dirs, "extra folder searched by import (repeatable)");
   app.add_flag("--no-deadlock", opt.no_deadlock, "do not report deadlocks");
 }
@@ -39,10 +76,12 @@ void setup_verify(CLI::App& app, VerifyOptions& opt) {
 uint64_t parse_bytes(const std::string& text) {
   size_t pos = 0;
   uint64_t v = 0;
+  auto bad = [&]() { return std::invalid_argument(fmt::format("--max-memory {}: expected a size such as 512M or 4G", text)); };
+  if (text.empty() || !std::isdigit(static_cast<unsigned char>(text[0]))) throw bad();
   try {
     v = std::stoull(text, &pos);
   } catch (...) {
-    throw std::invalid_argument(fmt::format("--max-memory {}: expected a size such as 512M or 4G", text));
+    throw bad();
   }
   std::string suffix = text.substr(pos);
   uint64_t mult = 1;
@@ -50,6 +89,7 @@ uint64_t parse_bytes(const std::string& text) {
   else if (suffix == "M" || suffix == "m" || suffix == "MiB") mult = 1ULL << 20;
   else if (suffix == "G" || suffix == "g" || suffix == "GiB") mult = 1ULL << 30;
   else if (!suffix.empty()) throw std::invalid_argument(fmt::format("--max-memory {}: unknown unit '{}'", text, suffix));
+  if (v > UINT64_MAX / mult) throw std::invalid_argument(fmt::format("--max-memory {}: too large", text));
   return v * mult;
 }
 
@@ -108,11 +148,11 @@ int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
   trace::Trace t = trace::build_trace(system, result, opt.file, opt.strategy == explore::Strategy::kBfs ? "bfs" : "dfs");
 
   // The report goes to stdout first: a trace file that cannot be written never loses the result.
-  if (opt.format == Format::kJson) out << trace::to_json(t).dump(2) << "\n";
+  if (opt.format == Format::kJson) out << trace::dump_json(trace::to_json(t));
   else out << trace::to_text(t);
   out.flush();
   if (trace_file.is_open()) {
-    trace_file << trace::to_json(t).dump(2) << "\n";
+    trace_file << trace::dump_json(trace::to_json(t));
     trace_file.flush();
     if (!trace_file) {
       err << fmt::format("qpcheck: error: writing --trace-out file '{}' failed (disk full?); the report above is "

@@ -34,6 +34,19 @@ class Search : public model::SuccessorSink {
       : sys_(sys), opt_(opt), store_(sys.state_words()), start_(std::chrono::steady_clock::now()) {}
 
   Result run() {
+    if (opt_.limits.time_limit_seconds > 0) {
+      sys_.set_deadline(start_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                     std::chrono::duration<double>(opt_.limits.time_limit_seconds)));
+    }
+    try {
+      search();
+    } catch (const model::DeadlineExceeded&) {
+      limit_ = "time-limit";  // in the middle of one state's evaluation
+    }
+    return finish();
+  }
+
+  void search() {
     for (const auto& init : sys_.initial_states()) {
       auto [id, fresh] = store_.insert(init.data(), kNoState, kNoState);
       if (fresh) {
@@ -42,12 +55,15 @@ class Search : public model::SuccessorSink {
       }
     }
     if (opt_.strategy == Strategy::kBfs) bfs(); else dfs();
-    return finish();
   }
 
  private:
   void successor(uint32_t action, const uint64_t* state) override {
     ++stats_.transitions;
+    if (opt_.limits.max_states && store_.size() >= opt_.limits.max_states) {
+      if (!store_.contains(state)) limit_ = "max-states";  // the store stays at exactly max_states
+      return;
+    }
     auto [id, fresh] = store_.insert(state, current_, action);
     if (!fresh) return;
     if (opt_.strategy == Strategy::kDfs) {
@@ -81,9 +97,9 @@ class Search : public model::SuccessorSink {
 
   bool limit_hit() {
     const Limits& l = opt_.limits;
-    if (l.max_states && store_.size() >= l.max_states) { limit_ = "max-states"; return true; }
+    if (!limit_.empty()) return true;  // max-states, set while inserting
     if (l.max_memory_bytes && store_.bytes() >= l.max_memory_bytes) { limit_ = "max-memory"; return true; }
-    if (l.time_limit_seconds > 0 && (++clock_tick_ & 1023) == 0 && elapsed() >= l.time_limit_seconds) {
+    if (l.time_limit_seconds > 0 && elapsed() >= l.time_limit_seconds) {
       limit_ = "time-limit";
       return true;
     }
@@ -101,7 +117,11 @@ class Search : public model::SuccessorSink {
         if (found_) return;  // the layer that found it is complete: the counterexample is a shortest one
         ++depth;
         layer_end = store_.size();
-        if (opt_.limits.max_depth && depth >= opt_.limits.max_depth) { limit_ = "max-depth"; break; }
+        if (opt_.limits.max_depth && depth >= opt_.limits.max_depth) {
+          stats_.depth = depth;  // this layer is stored but not expanded
+          limit_ = "max-depth";
+          break;
+        }
       }
       stats_.depth = depth;
       expand(static_cast<uint32_t>(head++));
@@ -163,7 +183,6 @@ class Search : public model::SuccessorSink {
   bool depth_truncated_ = false;
   bool shortest_known_ = true;
   std::string limit_;
-  uint64_t clock_tick_ = 0;
 };
 
 }  // namespace

@@ -49,6 +49,15 @@ std::pair<uint32_t, bool> StateStore::insert(const uint64_t* s, uint32_t predece
   return {id, true};
 }
 
+bool StateStore::contains(const uint64_t* s) const {
+  uint64_t i = hash(s) & mask_;
+  while (table_[i] != 0) {
+    if (std::memcmp(state(table_[i] - 1), s, sizeof(uint64_t) * words_) == 0) return true;
+    i = (i + 1) & mask_;
+  }
+  return false;
+}
+
 uint64_t StateStore::bytes() const {
   return rows_.capacity() * sizeof(uint64_t) + (pred_.capacity() + action_.capacity() + table_.capacity()) * 4;
 }

@@ -23,6 +23,7 @@ class StateStore {
   std::pair<uint32_t, bool> insert(const uint64_t* state, uint32_t predecessor, uint32_t action);
 
   uint64_t size() const { return pred_.size(); }
+  bool contains(const uint64_t* state) const;
   const uint64_t* state(uint32_t id) const { return &rows_[static_cast<size_t>(id) * words_]; }
   uint32_t predecessor(uint32_t id) const { return pred_[id]; }
   uint32_t action(uint32_t id) const { return action_[id]; }

@@ -36,6 +36,7 @@ struct Expr {
   Expr* c = nullptr;          // else
   std::vector<Expr*> args;    // kCall
   TypeExpr* domain = nullptr; // quantifiers
+  int height = 1;             // levels of the subtree (bounded by the parser: later phases recurse on it)
 };
 
 enum class TypeKind { kBool, kRange, kEnum, kRecord, kArray, kQueue, kNamed };

@@ -79,6 +79,7 @@ std::vector<Token> lex(const SourceManager& sources, int file) {
   std::vector<Token> out;
   uint32_t i = 0;
   const uint32_t n = static_cast<uint32_t>(s.size());
+  if (s.compare(0, 3, "\xEF\xBB\xBF") == 0) i = 3;  // a UTF-8 byte order mark
   auto span = [&](uint32_t b, uint32_t e) { return Span{file, b, e}; };
   auto add = [&](Tok k, uint32_t b, uint32_t e) {
     out.push_back(Token{k, span(b, e), s.substr(b, e - b), 0});
@@ -101,6 +102,7 @@ std::vector<Token> lex(const SourceManager& sources, int file) {
     uint32_t b = i;
     if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
       while (i < n && (std::isalnum(static_cast<unsigned char>(s[i])) || s[i] == '_')) ++i;
+      if (i - b > 256) throw SpecError(span(b, b + 1), fmt::format("identifier of {} characters; at most 256", i - b));
       std::string word = s.substr(b, i - b);
       auto it = keywords().find(word);
       add(it == keywords().end() ? Tok::kIdent : it->second, b, i);

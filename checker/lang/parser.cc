@@ -1,5 +1,6 @@
 #include "checker/lang/parser.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -446,18 +447,6 @@ class Parser {
   // ---- expressions ----
   Expr* expr() {
     Nest nest(this);
-    if (at(Tok::kForall) || at(Tok::kExists)) {
-      Span start = peek().span;
-      bool all = take().kind == Tok::kForall;
-      Expr* e = ast_.expr(all ? ExprKind::kForall : ExprKind::kExists, start);
-      e->name = ident("a bound variable");
-      expect(Tok::kIn);
-      e->domain = type();
-      expect(Tok::kColon);
-      e->a = expr();
-      e->span = join(start, e->a->span);
-      return e;
-    }
     Expr* c = implies();
     if (accept(Tok::kQuestion)) {
       Expr* e = ast_.expr(ExprKind::kTernary, c->span);
@@ -466,16 +455,32 @@ class Parser {
       expect(Tok::kColon, "in a conditional expression");
       e->c = expr();
       e->span = join(c->span, e->c->span);
-      return e;
+      return sized(e);
     }
     return c;
+  }
+  // Sets e's height from its children; a flat chain such as 1 + 1 + ... + 1 builds a deep tree without deep
+  // parser recursion, so the bound is enforced here, where every node is made.
+  static constexpr int kMaxHeight = 1000;
+  Expr* sized(Expr* e) {
+    int h = 0;
+    for (const Expr* c : {e->a, e->b, e->c}) {
+      if (c != nullptr) h = std::max(h, c->height);
+    }
+    for (const Expr* c : e->args) h = std::max(h, c->height);
+    e->height = h + 1;
+    if (e->height > kMaxHeight) {
+      throw SpecError(e->span.end - e->span.begin > 200 ? Span{e->span.file, e->span.end - 1, e->span.end} : e->span,
+                      fmt::format("expression more than {} levels deep; split it up", kMaxHeight));
+    }
+    return e;
   }
   Expr* binary(Expr* l, BinOp op, Expr* r) {
     Expr* e = ast_.expr(ExprKind::kBinary, join(l->span, r->span));
     e->binop = op;
     e->a = l;
     e->b = r;
-    return e;
+    return sized(e);
   }
   Expr* implies() {
     Expr* l = or_();
@@ -528,13 +533,26 @@ class Parser {
   }
   Expr* unary() {
     Nest nest(this);
+    // Quantifiers bind as far right as possible, so they may stand wherever an operand may: a => forall x in T: e.
+    if (at(Tok::kForall) || at(Tok::kExists)) {
+      Span start = peek().span;
+      bool all = take().kind == Tok::kForall;
+      Expr* e = ast_.expr(all ? ExprKind::kForall : ExprKind::kExists, start);
+      e->name = ident("a bound variable");
+      expect(Tok::kIn);
+      e->domain = type();
+      expect(Tok::kColon);
+      e->a = expr();
+      e->span = join(start, e->a->span);
+      return sized(e);
+    }
     if (at(Tok::kNot) || at(Tok::kMinus)) {
       Token t = take();
       Expr* e = ast_.expr(ExprKind::kUnary, t.span);
       e->unop = t.kind == Tok::kNot ? UnOp::kNot : UnOp::kNeg;
       e->a = unary();
       e->span = join(t.span, e->a->span);
-      return e;
+      return sized(e);
     }
     return postfix();
   }
@@ -547,19 +565,19 @@ class Parser {
         x->b = expr();
         expect(Tok::kRBracket);
         x->span = join(e->span, prev_span());
-        e = x;
+        e = sized(x);
       } else if (accept(Tok::kDot)) {
         Expr* x = ast_.expr(ExprKind::kField, e->span);
         x->a = e;
         x->name = ident("a field name");
         x->span = join(e->span, x->name.span);
-        e = x;
+        e = sized(x);
       } else if (accept(Tok::kAt)) {
         Expr* x = ast_.expr(ExprKind::kAt, e->span);
         x->a = e;
         x->name = ident("a label");
         x->span = join(e->span, x->name.span);
-        e = x;
+        e = sized(x);
       } else {
         return e;
       }
@@ -597,7 +615,7 @@ class Parser {
           }
           expect(Tok::kRParen, "closing the argument list");
           e->span = join(id.span, prev_span());
-          return e;
+          return sized(e);
         }
         Expr* e = ast_.expr(ExprKind::kName, id.span);
         e->name = id;
@@ -614,13 +632,19 @@ class Parser {
   Ast& ast_;
 };
 
-std::string read_file(const std::string& path, bool* ok) {
+constexpr size_t kMaxSpecBytes = 16 << 20;
+
+// Reads at most kMaxSpecBytes + 1 bytes (a device such as /dev/zero must not exhaust memory).
+std::string read_file(const std::string& path, bool* ok, bool* too_big) {
+  *too_big = false;
   std::ifstream in(path, std::ios::binary);
   if (!in || std::filesystem::is_directory(path)) { *ok = false; return {}; }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  *ok = static_cast<bool>(in) || in.eof();
-  return ss.str();
+  std::string text(kMaxSpecBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  *ok = !in.bad();
+  *too_big = text.size() > kMaxSpecBytes;
+  return text;
 }
 
 }  // namespace
@@ -660,9 +684,10 @@ Program load_program(SourceManager& sources, Ast& ast, const std::string& path,
       std::error_code ec;
       std::string key = fs::weakly_canonical(found, ec).string();
       if (!loaded.insert(key).second) continue;
-      bool ok = true;
-      std::string text = read_file(found, &ok);
+      bool ok = true, too_big = false;
+      std::string text = read_file(found, &ok, &too_big);
       if (!ok) throw SpecError(d->name.span, fmt::format("cannot read imported file \"{}\"", found));
+      if (too_big) throw SpecError(d->name.span, fmt::format("imported file \"{}\" is larger than 16 MiB", found));
       int idx = sources.add(fs::path(found).lexically_normal().string(), std::move(text));
       self(self, found, idx);
     }
@@ -670,9 +695,10 @@ Program load_program(SourceManager& sources, Ast& ast, const std::string& path,
       if (d->kind != DeclKind::kImport) prog.decls.push_back(d);
     }
   };
-  bool ok = true;
-  std::string text = read_file(path, &ok);
+  bool ok = true, too_big = false;
+  std::string text = read_file(path, &ok, &too_big);
   if (!ok) throw UsageError(fmt::format("cannot read spec file '{}'", path));
+  if (too_big) throw UsageError(fmt::format("spec file '{}' is larger than 16 MiB", path));
   std::error_code ec;
   loaded.insert(fs::weakly_canonical(path, ec).string());
   prog.main_file = sources.add(path, std::move(text));

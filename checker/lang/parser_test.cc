@@ -64,6 +64,16 @@ TEST_CASE("parser: precedence: implies < or < and < equality < relational < addi
   CHECK(e->a->b->b->b->b->binop == BinOp::kMul);
 }
 
+TEST_CASE("parser: quantifiers may stand as the right operand of => && ||") {
+  SourceManager sm;
+  Ast ast;
+  auto d = parse_text(sm, ast, "invariant i: a => exists c in 0..3: c == 1 || b;");
+  const Expr* e = d[0]->value;
+  REQUIRE(e->binop == BinOp::kImplies);
+  CHECK(e->b->kind == ExprKind::kExists);
+  CHECK(e->b->a->binop == BinOp::kOr);  // the body extends as far right as possible
+}
+
 TEST_CASE("parser: statements: labels, if/else if, while, choose/or, goto, when, atomic") {
   SourceManager sm;
   Ast ast;
@@ -95,6 +105,9 @@ TEST_CASE("parser: syntax errors name the position and what was expected") {
 TEST_CASE("parser: hostile nesting is an error, not a stack overflow") {
   std::string deep = "invariant i: " + std::string(100000, '(') + "true" + std::string(100000, ')') + ";";
   CHECK(parse_error(deep) == "t.qpspec:1:270: nesting deeper than 512 levels");
+  std::string chain = "const C = 1" + std::string();
+  for (int i = 0; i < 30000; ++i) chain += " + 1";
+  CHECK(parse_error(chain + ";").find("expression more than 1000 levels deep; split it up") != std::string::npos);
   std::string nots = "invariant i: " + std::string(100000, '!') + "true;";
   CHECK(parse_error(nots).find("nesting deeper than 512 levels") != std::string::npos);
 }

@@ -503,8 +503,8 @@ class Checker {
     };
     switch (t->kind) {
       case TypeKind::kBool:
-        if (text == "true" || text == "1") return 1;
-        if (text == "false" || text == "0") return 0;
+        if (text == "true") return 1;
+        if (text == "false") return 0;
         return bad("expected true or false");
       case TypeKind::kEnum:
         for (size_t i = 0; i < t->constants.size(); ++i) {
@@ -672,6 +672,8 @@ class Checker {
     labels_.clear();
     label_nodes_.clear();
     end_label_nodes_.clear();
+    std::map<std::string, Span> seen_labels;
+    check_labels(body, seen_labels);
     int end = add_node(Node{Node::K::kEnd, d->span});
     int entry = block(body, end, -1);
     for (Node& n : nodes_) {
@@ -722,6 +724,21 @@ class Checker {
     for (const auto& [name, node] : labels_) pi.pc_names[pc_of[canonical(node)]] = name;
     m_->slots[pi.pc_slot].hi = static_cast<int64_t>(pc_node.size()) - 1;
     m_->initial[pi.pc_slot] = entry_pc;
+  }
+
+  // Duplicate labels, reported at the second one in source order (the graph is built back to front).
+  void check_labels(const std::vector<const Stmt*>& stmts, std::map<std::string, Span>& seen) {
+    for (const Stmt* s : stmts) {
+      if (s->kind == StmtKind::kLabel) {
+        auto [it, fresh] = seen.emplace(s->name.name, s->name.span);
+        if (!fresh) {
+          error(s->name.span, fmt::format("duplicate label '{}' (first at {})", s->name.name, where(it->second)));
+        }
+      }
+      check_labels(std::vector<const Stmt*>(s->body.begin(), s->body.end()), seen);
+      check_labels(std::vector<const Stmt*>(s->else_body.begin(), s->else_body.end()), seen);
+      for (const auto& alt : s->alternatives) check_labels(std::vector<const Stmt*>(alt.begin(), alt.end()), seen);
+    }
   }
 
   int add_node(Node n) {

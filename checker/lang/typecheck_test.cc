@@ -49,6 +49,8 @@ TEST_CASE("typecheck: each diagnostic kind names file:line:col") {
         "test.qpspec:5:13: error: this loop can go round without taking a step (add an await or a statement)");
   CHECK(err("invariant i: forall k in 0..2000000000: k >= 0;") ==
         "test.qpspec:5:26: error: a quantifier over 2000000001 values; at most 65536 (it is evaluated in every state)");
+  CHECK(err("process p { l: skip;\n  l: skip; }") ==
+        "test.qpspec:6:3: error: duplicate label 'l' (first at test.qpspec:5:13)");
   CHECK(first_error("var x: bool;") ==
         "test.qpspec:1:1: error: the spec declares no process and no rule: there is nothing to explore");
 }

@@ -137,6 +137,7 @@ int64_t Machine::eval(const Expr* e) {
     case Op::kExists: {
       bool all = e->op == Op::kForall;
       for (int64_t v = e->lo; v < e->lo + e->count; ++v) {
+        poll();
         frame[e->value] = v;
         bool b = eval(e->a) != 0;
         if (all && !b) return 0;
@@ -229,6 +230,7 @@ bool Machine::exec_one(const Stmt* s) {
     case SOp::kIf: return eval(s->rhs) ? exec(s->body) : exec(s->else_body);
     case SOp::kFor:
       for (int64_t v = s->lo; v <= s->hi; ++v) {
+        poll();
         frame[s->frame] = v;
         if (!exec(s->body)) return false;
       }

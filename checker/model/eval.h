@@ -1,7 +1,9 @@
 // Evaluation of compiled expressions and execution of atomic statement lists over an unpacked state.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +19,10 @@ struct StepFailure {
   Span span;
 };
 
+// Thrown when a Machine's deadline passes in the middle of an evaluation (a long quantifier or for loop): the
+// search ends as inconclusive ("time-limit").
+struct DeadlineExceeded {};
+
 // A procedure call made while executing a step, for traces ("ibv_post_recv(ACTIVE, 1)").
 struct CallRecord {
   const Proc* proc = nullptr;
@@ -30,6 +36,8 @@ class Machine {
 
   std::vector<int64_t> state;
   std::vector<CallRecord>* calls = nullptr;  // when set, every procedure call is appended
+  // When set, loops poll the clock every 4096 iterations and throw DeadlineExceeded once it has passed.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
 
   // Value of a scalar expression. Throws StepFailure on a runtime error.
   int64_t eval(const Expr* e);
@@ -46,6 +54,10 @@ class Machine {
   void reset(int64_t first, const Type* t);
   bool exec_one(const Stmt* s);
   [[noreturn]] void runtime_error(Span span, std::string message);
+  void poll() {
+    if (deadline && (++ticks_ & 4095) == 0 && std::chrono::steady_clock::now() >= *deadline) throw DeadlineExceeded{};
+  }
+  uint32_t ticks_ = 0;
 
   const Model& model_;
 

@@ -137,7 +137,7 @@ std::optional<Violation> ModelSystem::check_invariants(const uint64_t* state) {
                          inv.span};
       }
     } catch (const StepFailure& f) {
-      return Violation{Violation::Kind::kInvariant, inv.name,
+      return Violation{Violation::Kind::kInvariant, "runtime_error",
                        fmt::format("invariant {} cannot be evaluated: {}", inv.name, f.message), f.span};
     }
   }
@@ -190,7 +190,7 @@ ActionInfo ModelSystem::describe(const uint64_t* state, uint32_t action, std::ve
       vals[i] = render_scalar(t, t->lo + tuple % t->count());
       tuple /= t->count();
     }
-    for (size_t i = 0; i < vals.size(); ++i) args += (i ? ", " : "") + vals[i];
+    for (size_t i = 0; i < vals.size(); ++i) args += (i ? ", " : "") + r.param_names[i] + "=" + vals[i];
     info.actor = r.param_types.empty() ? r.name : fmt::format("{}({})", r.name, args);
   }
   return info;

@@ -46,6 +46,8 @@ class TransitionSystem {
   virtual std::optional<Violation> check_invariants(const uint64_t* state) = 0;
   // True when every process is terminated or at an `end` label (a state without successors is then not a deadlock).
   virtual bool valid_end(const uint64_t* state) = 0;
+  // After `deadline`, calls may throw DeadlineExceeded instead of finishing a long evaluation.
+  virtual void set_deadline(std::chrono::steady_clock::time_point deadline) = 0;
 };
 
 // Bit layout of a packed state: each slot stores (value - lo) in the fewest bits that hold its range.
@@ -85,6 +87,7 @@ class ModelSystem : public TransitionSystem {
   int successors(const uint64_t* state, SuccessorSink& sink) override;
   std::optional<Violation> check_invariants(const uint64_t* state) override;
   bool valid_end(const uint64_t* state) override;
+  void set_deadline(std::chrono::steady_clock::time_point deadline) override { machine_.deadline = deadline; }
 
   const Model& model() const { return model_; }
   const StateLayout& layout() const { return layout_; }

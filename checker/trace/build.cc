@@ -70,10 +70,10 @@ Trace build_trace(model::ModelSystem& system, const explore::Result& result, con
   const model::Violation& v = *result.violation;
   t.property = v.property;
   t.message = v.message;
-  t.kind = v.kind == model::Violation::Kind::kInvariant  ? "invariant"
-           : v.kind == model::Violation::Kind::kDeadlock ? "deadlock"
-           : v.property == "runtime_error"               ? "runtime_error"
-                                                         : "fail";
+  t.kind = v.property == "runtime_error"                  ? "runtime_error"
+           : v.kind == model::Violation::Kind::kInvariant ? "invariant"
+           : v.kind == model::Violation::Kind::kDeadlock  ? "deadlock"
+                                                          : "fail";
   t.property_source = source_ref(sources, v.span);
   t.shortest = result.shortest;
 

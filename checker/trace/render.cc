@@ -31,8 +31,8 @@ std::string to_text(const Trace& t) {
     out += fmt::format("{}: HOLDS: every invariant and assertion holds in all {} reachable states\n", t.spec,
                        t.stats.states);
   } else if (t.verdict == "inconclusive") {
-    out += fmt::format("{}: INCONCLUSIVE: the {} limit was hit after {} states; no violation found so far\n",
-                       t.spec, t.limit, t.stats.states);
+    out += fmt::format("{}: INCONCLUSIVE: stopped by --{} after {} states; no violation found so far\n", t.spec,
+                       t.limit, t.stats.states);
   } else {
     out += fmt::format("{}: VIOLATED: {}\n", t.spec, t.property);
     out += fmt::format("  {}\n", t.message);
@@ -83,6 +83,10 @@ SourceRef source_from(const nlohmann::json& j) {
 nlohmann::json change_json(const Change& c) { return {{"name", c.name}, {"before", c.before}, {"after", c.after}}; }
 
 }  // namespace
+
+std::string dump_json(const nlohmann::json& doc) {
+  return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
 
 nlohmann::json to_json(const Trace& t) {
   nlohmann::json j;

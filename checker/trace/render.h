@@ -19,6 +19,9 @@ std::string to_text(const Trace& trace);
 // The JSON report (schema "qpcheck.report", version 1).
 nlohmann::json to_json(const Trace& trace);
 
+// Serialises a report; bytes that are not UTF-8 (a Latin-1 comment in a spec line) become U+FFFD.
+std::string dump_json(const nlohmann::json& doc);
+
 // Reads a JSON report back. Throws std::runtime_error naming the offending field when the document is not a
 // qpcheck report of a supported version.
 Trace from_json(const nlohmann::json& doc);

@@ -1,0 +1,137 @@
+#include "checker/cli/verify.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include "checker/cli/exit_codes.h"
+
+namespace qpcheck::cli {
+namespace {
+
+// Parses `args` as `verify ARGS...`; returns "" or CLI11's error message.
+std::string parse(std::vector<std::string> args, VerifyOptions& opt) {
+  CLI::App app;
+  CLI::App* verify = app.add_subcommand("verify");
+  setup_verify(*verify, opt);
+  std::vector<std::string> argv = {"qpcheck", "verify"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::reverse(argv.begin(), argv.end());
+  argv.pop_back();  // program name
+  try {
+    app.parse(argv);
+  } catch (const CLI::ParseError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string tmp(const std::string& name) {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  return std::string(dir ? dir : "/tmp") + "/" + name;
+}
+
+struct Run {
+  int rc;
+  std::string out, err;
+};
+Run run(VerifyOptions opt) {
+  std::ostringstream out, err;
+  int rc = run_verify(opt, out, err);
+  return Run{rc, out.str(), err.str()};
+}
+
+TEST_CASE("options: numbers are checked, not wrapped or silently dropped") {
+  VerifyOptions o;
+  CHECK(parse({"f.qpspec", "--max-states", "10", "--max-depth", "3", "--time-limit", "1.5"}, o) == "");
+  CHECK(o.max_states == 10);
+  CHECK(o.max_depth == 3);
+  CHECK(o.time_limit == 1.5);
+  CHECK(o.strategy == explore::Strategy::kBfs);
+  for (auto bad : std::vector<std::vector<std::string>>{{"--max-states", "-1"},
+                                                        {"--max-depth", "-3"},
+                                                        {"--max-states", "1e3"},
+                                                        {"--time-limit", "nan"},
+                                                        {"--time-limit", "-1"},
+                                                        {"--time-limit", "inf"},
+                                                        {"--strategy", "random"},
+                                                        {"--format", "xml"},
+                                                        {"--no-such-option"}}) {
+    VerifyOptions v;
+    std::vector<std::string> args = {"f.qpspec"};
+    args.insert(args.end(), bad.begin(), bad.end());
+    INFO(bad[0], " ", bad.size() > 1 ? bad[1] : "");
+    CHECK(parse(args, v) != "");
+  }
+  CHECK(parse_bytes("512M") == 512ULL << 20);
+  CHECK(parse_bytes("4G") == 4ULL << 30);
+  CHECK(parse_bytes("1000") == 1000);
+  CHECK_THROWS_AS(parse_bytes("-5G"), std::invalid_argument);
+  CHECK_THROWS_AS(parse_bytes("17179869184G"), std::invalid_argument);
+  CHECK_THROWS_AS(parse_bytes("12X"), std::invalid_argument);
+  CHECK_THROWS_AS(parse_bytes(""), std::invalid_argument);
+}
+
+TEST_CASE("exit codes by class") {
+  VerifyOptions o;
+  o.file = "spec/01_linux_today.qpspec";
+  CHECK(run(o).rc == code(ExitCode::kHolds));
+  o.file = "spec/03_patch_passive_first_ib.qpspec";
+  CHECK(run(o).rc == code(ExitCode::kViolated));
+  o.max_states = 5;
+  Run limited = run(o);
+  CHECK(limited.rc == code(ExitCode::kInconclusive));
+  CHECK(limited.out.find("INCONCLUSIVE: stopped by --max-states after 5 states") != std::string::npos);
+  o.max_states = 0;
+  o.params = {"rnr_retry=9"};
+  Run bad_param = run(o);
+  CHECK(bad_param.rc == code(ExitCode::kUsage));
+  CHECK(bad_param.err == "qpcheck: error: --param rnr_retry=9: value out of range 0..7\n");
+  o.params = {"rnr_retry"};
+  CHECK(run(o).rc == code(ExitCode::kUsage));
+  o.params = {};
+  o.file = "no/such/file.qpspec";
+  Run missing = run(o);
+  CHECK(missing.rc == code(ExitCode::kUsage));
+  CHECK(missing.err == "qpcheck: error: cannot read spec file 'no/such/file.qpspec'\n");
+  o.file = "tests/bad/01_unknown_name.qpspec";
+  CHECK(run(o).rc == code(ExitCode::kInvalidSpec));
+}
+
+TEST_CASE("--trace-out: a bad path is a usage error before the search; a full disk still prints the report") {
+  VerifyOptions o;
+  o.file = "spec/03_patch_passive_first_ib.qpspec";
+  o.trace_out = "/nonexistent-dir/trace.json";
+  Run r = run(o);
+  CHECK(r.rc == code(ExitCode::kUsage));
+  CHECK(r.out.empty());
+  o.trace_out = "/dev/full";
+  Run full = run(o);
+  CHECK(full.rc == code(ExitCode::kInternal));
+  CHECK(full.out.find("VIOLATED: passive_send_after_peer_recv") != std::string::npos);
+  o.trace_out = tmp("trace.json");
+  Run ok = run(o);
+  CHECK(ok.rc == code(ExitCode::kViolated));
+  std::ifstream in(o.trace_out);
+  nlohmann::json j = nlohmann::json::parse(in);
+  CHECK(j["steps"].size() == 10);
+  CHECK(j["steps"][9]["actor"] == "rnr_retry_exceeded(e=ACTIVE)");
+}
+
+TEST_CASE("JSON output survives source text that is not UTF-8") {
+  std::string path = tmp("latin1.qpspec");
+  std::ofstream(path) << "var x: bool;\nprocess p { fail \"caf\xe9\"; } // \xff\n";
+  VerifyOptions o;
+  o.file = path;
+  o.format = Format::kJson;
+  Run r = run(o);
+  CHECK(r.rc == code(ExitCode::kViolated));
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  CHECK(j["violation"]["message"] == "caf\xef\xbf\xbd");  // U+FFFD
+}
+
+}  // namespace
+}  // namespace qpcheck::cli
