@@ -73,6 +73,20 @@ void setup_verify(CLI::App& app, VerifyOptions& opt) {
   app.add_flag("--no-deadlock", opt.no_deadlock, "do not report deadlocks");
 }
 
+std::vector<std::string> default_lib_dirs() {
+  namespace fs = std::filesystem;
+  std::vector<std::string> dirs;
+  std::error_code ec;
+  if (fs::is_directory("spec", ec)) dirs.push_back("spec");
+  // The library shipped with the binary: its Bazel runfiles (bazel-bin/checker/cli/qpcheck.runfiles/qpcheck/spec).
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    fs::path runfiles = fs::path(exe.string() + ".runfiles") / "qpcheck" / "spec";
+    if (fs::is_directory(runfiles, ec)) dirs.push_back(runfiles.string());
+  }
+  return dirs;
+}
+
 uint64_t parse_bytes(const std::string& text) {
   size_t pos = 0;
   uint64_t v = 0;
@@ -118,7 +132,7 @@ int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
     return code(ExitCode::kUsage);
   }
   std::vector<std::string> lib_dirs = opt.lib_dirs;
-  if (std::filesystem::is_directory("spec")) lib_dirs.push_back("spec");
+  for (const std::string& dir : default_lib_dirs()) lib_dirs.push_back(dir);
 
   lang::Compiled compiled;
   try {

@@ -34,6 +34,10 @@ void setup_verify(CLI::App& app, VerifyOptions& opt);
 // Runs the verification; writes the report to `out`, diagnostics to `err`. Returns an ExitCode value.
 int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err);
 
+// Folders searched by import after --lib-dir: ./spec when it exists, then the spec/ folder shipped in the binary's
+// Bazel runfiles.
+std::vector<std::string> default_lib_dirs();
+
 // Parses a byte size with an optional K/M/G suffix (binary units). Throws CLI::ValidationError-free
 // std::invalid_argument naming the value.
 uint64_t parse_bytes(const std::string& text);

@@ -718,6 +718,7 @@ class Checker {
     pi.pc_names.assign(pc_node.size(), "");
     for (size_t i = 0; i < pc_node.size(); ++i) {
       const Node& n = nodes_[pc_node[i]];
+      pi.pc_spans.push_back(n.span);
       if (n.k == Node::K::kEnd) pi.pc_names[i] = "end";
       else pi.pc_names[i] = fmt::format("line {}", sources_.line_col(n.span).first);
     }

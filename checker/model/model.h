@@ -126,6 +126,7 @@ struct ProcessInstance {
   // (a loop head whose loop is over); any list whose conditions all hold makes the state a valid end.
   std::vector<std::vector<std::vector<const Expr*>>> end_conds;
   std::vector<std::string> pc_names;      // per program counter value: "eat", "line 12", "end"
+  std::vector<Span> pc_spans;             // per program counter value: the statement there (the process if "end")
 };
 
 struct Rule {

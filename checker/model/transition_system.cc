@@ -162,6 +162,21 @@ bool ModelSystem::valid_end(const uint64_t* state) {
   return true;
 }
 
+bool ModelSystem::process_enabled(const uint64_t* state, int p) {
+  layout_.unpack(state, base_);
+  const ProcessInstance& pi = model_.processes.at(p);
+  int pc = static_cast<int>(base_[pi.pc_slot]);
+  for (size_t e = 0; e < pi.edges[pc].size(); ++e) {
+    machine_.state = base_;
+    try {
+      if (run(actions_[first_action_[p][pc] + e])) return true;
+    } catch (const StepFailure&) {
+      return true;
+    }
+  }
+  return false;
+}
+
 ActionInfo ModelSystem::describe(const uint64_t* state, uint32_t action, std::vector<CallRecord>* calls) {
   ActionInfo info;
   const Action& a = actions_.at(action);

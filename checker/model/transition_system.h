@@ -95,6 +95,8 @@ class ModelSystem : public TransitionSystem {
   // Describes `action` taken from `state`; `calls` receives the procedure calls it makes (re-executed).
   ActionInfo describe(const uint64_t* state, uint32_t action, std::vector<CallRecord>* calls);
   std::vector<int64_t> unpack(const uint64_t* state) const;
+  // Can process instance `p` take a step in `state` (a step that would fail counts as one)?
+  bool process_enabled(const uint64_t* state, int p);
 
  private:
   struct Action {

@@ -114,6 +114,18 @@ Trace build_trace(model::ModelSystem& system, const explore::Result& result, con
     }
     t.steps.push_back(std::move(s));
   }
+  const uint64_t* last = path.states.back().data();
+  std::vector<int64_t> values = system.unpack(last);
+  for (size_t p = 0; p < m.processes.size(); ++p) {
+    const model::ProcessInstance& pi = m.processes[p];
+    int64_t pc = values[pi.pc_slot];
+    Position pos;
+    pos.process = pi.name;
+    pos.at = pi.pc_names[pc];
+    if (pos.at != "end") pos.source = source_ref(sources, pi.pc_spans[pc]);
+    pos.blocked = !system.process_enabled(last, static_cast<int>(p));
+    t.final.push_back(std::move(pos));
+  }
   return t;
 }
 

@@ -61,6 +61,17 @@ std::string to_text(const Trace& t) {
       out += fmt::format("       ** {} is false in the resulting state\n", t.property);
     }
     if (t.kind == "deadlock") out += "       ** no process or rule can move: deadlock\n";
+    if (!t.final.empty()) {
+      out += t.steps.empty() || t.steps.back().failed ? "\nProcesses when it happens:\n" : "\nProcesses in the last state:\n";
+      for (const Position& p : t.final) {
+        if (p.source.file.empty()) {
+          out += fmt::format("  {:<12} {}\n", p.process, p.at);
+        } else {
+          out += fmt::format("  {:<12} {} [{}:{}]{}: {}\n", p.process, p.at, p.source.file, p.source.line,
+                             p.blocked ? " blocked" : "", p.source.text);
+        }
+      }
+    }
   }
   out += fmt::format(
       "\nparams: {}\nstatistics: {} states, {} transitions, depth {}, {:.3f} s, {:.0f} states/s, "
@@ -118,6 +129,11 @@ nlohmann::json to_json(const Trace& t) {
       steps.push_back(js);
     }
     j["steps"] = steps;
+    nlohmann::json fin = nlohmann::json::array();
+    for (const Position& p : t.final) {
+      fin.push_back({{"process", p.process}, {"at", p.at}, {"source", source_json(p.source)}, {"blocked", p.blocked}});
+    }
+    j["final"] = fin;
   }
   j["stats"] = {{"states", t.stats.states},
                 {"transitions", t.stats.transitions},
@@ -181,6 +197,10 @@ Trace from_json(const nlohmann::json& j) {
                                      field(c, "after").get<std::string>()});
         }
         t.steps.push_back(std::move(s));
+      }
+      for (const auto& p : field(j, "final")) {
+        t.final.push_back(Position{field(p, "process").get<std::string>(), field(p, "at").get<std::string>(),
+                                   source_from(field(p, "source")), field(p, "blocked").get<bool>()});
       }
     }
     const auto& st = field(j, "stats");

@@ -41,6 +41,14 @@ struct Step {
   bool failed = false;            // the step itself violated a property (fail/assert/runtime error)
 };
 
+// Where a process stands in the last state of a counterexample.
+struct Position {
+  std::string process;            // "client", "phil[3]"
+  std::string at;                 // label, "line N" or "end"
+  SourceRef source;               // the statement it is at (empty when it has ended)
+  bool blocked = false;           // no step of it is enabled there
+};
+
 struct Stats {
   uint64_t states = 0;
   uint64_t transitions = 0;
@@ -68,6 +76,7 @@ struct Trace {
   bool shortest = false;
   std::vector<Change> initial;    // initial state: every unit with its value (before == after)
   std::vector<Step> steps;
+  std::vector<Position> final;    // every process, in the last state of the counterexample
   Stats stats;
 };
 
