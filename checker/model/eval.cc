@@ -27,6 +27,21 @@ void Machine::runtime_error(Span span, std::string message) {
   throw StepFailure{"runtime_error", std::move(message), span};
 }
 
+size_t Machine::bind_args(const std::vector<const Expr*>& args, const std::vector<const Type*>& types,
+                          const std::vector<int>& frames, const std::string& callee, int64_t* vals) {
+  // All arguments are evaluated before any is bound, so a nested call of the same callee stays correct.
+  size_t n = args.size();
+  for (size_t i = 0; i < n; ++i) vals[i] = eval(args[i]);
+  for (size_t i = 0; i < n; ++i) {
+    if (vals[i] < types[i]->lo || vals[i] > types[i]->hi) {
+      runtime_error(args[i]->span,
+                    fmt::format("argument {} of {}() out of range {}", vals[i], callee, type_name(types[i])));
+    }
+    frame[frames[i]] = vals[i];
+  }
+  return n;
+}
+
 int64_t Machine::loc(const Expr* e) {
   switch (e->op) {
     case Op::kSlot: return e->value;
@@ -102,18 +117,8 @@ int64_t Machine::eval(const Expr* e) {
     case Op::kImplies: return !eval(e->a) || eval(e->b);
     case Op::kTernary: return eval(e->a) ? eval(e->b) : eval(e->c);
     case Op::kCallFn: {
-      // Arguments are evaluated before any is bound: a nested call of the same function stays correct.
       int64_t vals[16];
-      size_t n = e->args.size();
-      for (size_t i = 0; i < n; ++i) vals[i] = eval(e->args[i]);
-      for (size_t i = 0; i < n; ++i) {
-        const Type* t = e->fn->param_types[i];
-        if (vals[i] < t->lo || vals[i] > t->hi) {
-          runtime_error(e->args[i]->span, fmt::format("argument {} of {}() out of range {}", vals[i], e->fn->name,
-                                                      type_name(t)));
-        }
-        frame[e->fn->param_frames[i]] = vals[i];
-      }
+      bind_args(e->args, e->fn->param_types, e->fn->param_frames, e->fn->name, vals);
       int64_t r = eval(e->fn->body);
       if (e->type->scalar() && (r < e->type->lo || r > e->type->hi)) {
         runtime_error(e->span, fmt::format("{}() returned {}, out of its result type {}", e->fn->name, r,
@@ -214,16 +219,7 @@ bool Machine::exec_one(const Stmt* s) {
     }
     case SOp::kCall: {
       int64_t vals[16];
-      size_t n = s->args.size();
-      for (size_t i = 0; i < n; ++i) vals[i] = eval(s->args[i]);
-      for (size_t i = 0; i < n; ++i) {
-        const Type* t = s->proc->param_types[i];
-        if (vals[i] < t->lo || vals[i] > t->hi) {
-          runtime_error(s->args[i]->span, fmt::format("argument {} of {}() out of range {}", vals[i], s->proc->name,
-                                                      type_name(t)));
-        }
-        frame[s->proc->param_frames[i]] = vals[i];
-      }
+      size_t n = bind_args(s->args, s->proc->param_types, s->proc->param_frames, s->proc->name, vals);
       if (calls != nullptr) calls->push_back(CallRecord{s->proc, std::vector<int64_t>(vals, vals + n)});
       return exec(s->proc->body);
     }

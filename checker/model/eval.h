@@ -49,6 +49,10 @@ class Machine {
 
  private:
   int64_t loc(const Expr* e);
+  // Evaluates call arguments into vals (at most 16), range-checks them against the parameter types and binds them
+  // to the parameters' frames. Returns the number of arguments.
+  size_t bind_args(const std::vector<const Expr*>& args, const std::vector<const Type*>& types,
+                   const std::vector<int>& frames, const std::string& callee, int64_t* vals);
   void store(int64_t slot, int64_t value, const Type* t, Span span);
   void copy(int64_t dst, int64_t src, const Type* t, Span span);
   void reset(int64_t first, const Type* t);
