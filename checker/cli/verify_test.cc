@@ -96,7 +96,10 @@ TEST_CASE("exit codes by class") {
   o.file = "no/such/file.qpspec";
   Run missing = run(o);
   CHECK(missing.rc == code(ExitCode::kUsage));
-  CHECK(missing.err == "qpcheck: error: cannot read spec file 'no/such/file.qpspec'\n");
+  CHECK(missing.err ==
+        "qpcheck: error: cannot read spec file 'no/such/file.qpspec' (missing, unreadable or not a regular file)\n");
+  o.file = "/dev/zero";
+  CHECK(run(o).rc == code(ExitCode::kUsage));
   o.file = "tests/bad/01_unknown_name.qpspec";
   CHECK(run(o).rc == code(ExitCode::kInvalidSpec));
 }

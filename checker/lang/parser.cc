@@ -637,8 +637,11 @@ constexpr size_t kMaxSpecBytes = 16 << 20;
 // Reads at most kMaxSpecBytes + 1 bytes (a device such as /dev/zero must not exhaust memory).
 std::string read_file(const std::string& path, bool* ok, bool* too_big) {
   *too_big = false;
+  std::error_code ec;
+  // Only regular files: a FIFO would block forever, a device (/dev/zero) never ends.
+  if (!std::filesystem::is_regular_file(path, ec)) { *ok = false; return {}; }
   std::ifstream in(path, std::ios::binary);
-  if (!in || std::filesystem::is_directory(path)) { *ok = false; return {}; }
+  if (!in) { *ok = false; return {}; }
   std::string text(kMaxSpecBytes + 1, '\0');
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
   text.resize(static_cast<size_t>(in.gcount()));
@@ -697,7 +700,9 @@ Program load_program(SourceManager& sources, Ast& ast, const std::string& path,
   };
   bool ok = true, too_big = false;
   std::string text = read_file(path, &ok, &too_big);
-  if (!ok) throw UsageError(fmt::format("cannot read spec file '{}'", path));
+  if (!ok) {
+    throw UsageError(fmt::format("cannot read spec file '{}' (missing, unreadable or not a regular file)", path));
+  }
   if (too_big) throw UsageError(fmt::format("spec file '{}' is larger than 16 MiB", path));
   std::error_code ec;
   loaded.insert(fs::weakly_canonical(path, ec).string());
