@@ -1,5 +1,7 @@
 #include "checker/cli/verify.h"
 
+#include <unistd.h>
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -66,11 +68,19 @@ void setup_verify(CLI::App& app, VerifyOptions& opt) {
       ->check(count_validator());
   app.add_option("--max-depth", opt.max_depth, "do not explore beyond this many steps; 0 = no limit")
       ->check(count_validator());
-  app.add_option("--max-memory", opt.max_memory, "stop (inconclusive) when the visited set reaches this size, e.g. 4G");
+  app.add_option("--max-memory", opt.max_memory,
+                 "stop (inconclusive) when the visited set reaches this size, e.g. 4G; default 3/4 of physical memory");
   app.add_option("--time-limit", opt.time_limit, "stop (inconclusive) after this many seconds; 0 = no limit")
       ->check(seconds_validator());
   app.add_option("--lib-dir", opt.lib_dirs, "extra folder searched by import (repeatable)");
   app.add_flag("--no-deadlock", opt.no_deadlock, "do not report deadlocks");
+}
+
+uint64_t default_memory_limit() {
+  long pages = sysconf(_SC_PHYS_PAGES);
+  long page = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return 0;
+  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) / 4 * 3;
 }
 
 std::vector<std::string> default_lib_dirs() {
@@ -126,7 +136,7 @@ int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
   eo.limits.max_depth = opt.max_depth;
   eo.limits.time_limit_seconds = opt.time_limit;
   try {
-    if (!opt.max_memory.empty()) eo.limits.max_memory_bytes = parse_bytes(opt.max_memory);
+    eo.limits.max_memory_bytes = opt.max_memory.empty() ? default_memory_limit() : parse_bytes(opt.max_memory);
   } catch (const std::invalid_argument& e) {
     err << "qpcheck: error: " << e.what() << "\n";
     return code(ExitCode::kUsage);

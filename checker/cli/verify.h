@@ -34,6 +34,10 @@ void setup_verify(CLI::App& app, VerifyOptions& opt);
 // Runs the verification; writes the report to `out`, diagnostics to `err`. Returns an ExitCode value.
 int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err);
 
+// Without --max-memory the visited set may use 3/4 of physical memory: the search ends as inconclusive, with its
+// statistics, before the kernel's OOM killer could end the process and lose the result. 0 if unknown.
+uint64_t default_memory_limit();
+
 // Folders searched by import after --lib-dir: ./spec when it exists, then the spec/ folder shipped in the binary's
 // Bazel runfiles.
 std::vector<std::string> default_lib_dirs();

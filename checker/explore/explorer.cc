@@ -1,6 +1,7 @@
 #include "checker/explore/explorer.h"
 
 #include <chrono>
+#include <new>
 #include <fstream>
 #include <string>
 
@@ -42,6 +43,8 @@ class Search : public model::SuccessorSink {
       search();
     } catch (const model::DeadlineExceeded&) {
       limit_ = "time-limit";  // in the middle of one state's evaluation
+    } catch (const std::bad_alloc&) {
+      limit_ = "memory";  // the visited set could not grow: report what was explored, do not crash
     }
     return finish();
   }

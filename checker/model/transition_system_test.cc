@@ -52,6 +52,29 @@ TEST_CASE("compiled model: queue slots, pc slots and initial values") {
   CHECK(sink.next[0] == std::vector<int64_t>{1, 2, 0, 2, 2, 2, 1});
 }
 
+TEST_CASE("records, arrays of records and queues of records: fields, whole-value copies, FIFO order") {
+  auto c = testing::compile(R"(
+    type Ep = enum { A, B };
+    type Wr = record { id: 0..7; len: 0..3; };
+    var sq: array[Ep] of queue[2] of Wr;
+    var last: Wr;
+    var w: Wr;
+    process p {
+      w.id = 5; w.len = 2;
+      push(sq[A], w);
+      w.id = 6;
+      push(sq[A], w);
+      atomic { last = head(sq[A]); pop(sq[A]); }
+      assert last.id == 5 && last.len == 2 && head(sq[A]).id == 6 && len(sq[A]) == 1 order "FIFO order";
+      assert last == last order;
+    }
+  )");
+  explore::Result r = testing::check(*c);
+  CHECK(r.outcome == explore::Outcome::kHolds);
+  CHECK(r.stats.states == 9);  // the initial state and one per statement
+  CHECK(c->compiled.model->slots.size() == 2 * (1 + 2 * 2) + 2 + 2 + 1);
+}
+
 TEST_CASE("execution: require disables a step; runtime errors are step failures") {
   auto c = testing::compile(R"(
     var x: 0..2;
