@@ -670,7 +670,6 @@ class Checker {
 
     nodes_.clear();
     labels_.clear();
-    label_nodes_.clear();
     end_label_nodes_.clear();
     std::map<std::string, Span> seen_labels;
     check_labels(body, seen_labels);
@@ -827,13 +826,9 @@ class Checker {
   int statement(const Stmt* s, int next, int break_target) {
     switch (s->kind) {
       case StmtKind::kLabel: {
-        if (labels_.count(s->name.name)) {
-          error(s->name.span, fmt::format("duplicate label '{}'", s->name.name));
-        }
-        labels_[s->name.name] = -1;  // reserve (a goto to itself resolves after)
+        // Duplicates were rejected by check_labels; gotos are resolved after the whole body is built.
         int inner = statement(s->body[0], next, break_target);
         labels_[s->name.name] = inner;
-        label_nodes_[s->name.name] = s->name.span;
         if (s->end_label) end_label_nodes_.insert(inner);
         return inner;
       }
@@ -1375,7 +1370,6 @@ class Checker {
   // per process instance being compiled
   std::vector<Node> nodes_;
   std::map<std::string, int> labels_;
-  std::map<std::string, Span> label_nodes_;
   std::set<int> end_label_nodes_;
   std::set<int> end_nodes_;  // canonical nodes of end labels
   std::map<const model::Step*, int> step_next_;
