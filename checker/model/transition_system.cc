@@ -197,6 +197,7 @@ ActionInfo ModelSystem::describe(const uint64_t* state, uint32_t action, std::ve
     const Rule& r = model_.rules[a.rule];
     info.is_rule = true;
     info.span = r.span;
+    info.verbs = r.verbs;
     std::string args;
     int64_t tuple = a.tuple;
     std::vector<std::string> vals(r.param_types.size());

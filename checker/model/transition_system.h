@@ -75,6 +75,7 @@ struct ActionInfo {
   std::string actor;                  // "client", "phil[3]", "deliver(ACTIVE)"
   Span span;                          // the statement or rule
   std::string pc_before;              // process: where it stood ("wakeup", "line 12")
+  std::string verbs;                  // rule: its verbs label, if any
 };
 
 // The compiled model as a transition system.

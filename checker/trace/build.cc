@@ -92,11 +92,7 @@ Trace build_trace(model::ModelSystem& system, const explore::Result& result, con
     s.is_rule = info.is_rule;
     s.at = info.pc_before;
     s.source = source_ref(sources, info.span);
-    if (info.is_rule) {
-      for (const model::Rule& r : m.rules) {
-        if (r.span.begin == info.span.begin && r.span.file == info.span.file) s.verbs = r.verbs;
-      }
-    }
+    s.verbs = info.verbs;
     for (const model::CallRecord& c : calls) {
       Call call{c.proc->name, {}, c.proc->verbs};
       for (size_t k = 0; k < c.args.size(); ++k) call.args.push_back(model::render_scalar(c.proc->param_types[k], c.args[k]));
