@@ -1,5 +1,6 @@
 #include "checker/explore/explorer.h"
 
+#include <algorithm>
 #include <chrono>
 #include <new>
 #include <fstream>
@@ -32,7 +33,13 @@ struct Found {
 class Search : public model::SuccessorSink {
  public:
   Search(model::TransitionSystem& sys, const Options& opt)
-      : sys_(sys), opt_(opt), store_(sys.state_words()), start_(std::chrono::steady_clock::now()) {}
+      : sys_(sys),
+        opt_(opt),
+        store_(sys.word_bits()),
+        buf_(sys.state_words()),
+        new_buf_(sys.state_words()),
+        start_(std::chrono::steady_clock::now()),
+        fired_(sys.action_count(), 0) {}
 
   Result run() {
     if (opt_.limits.time_limit_seconds > 0) {
@@ -51,7 +58,7 @@ class Search : public model::SuccessorSink {
 
   void search() {
     for (const auto& init : sys_.initial_states()) {
-      auto [id, fresh] = store_.insert(init.data(), kNoState, kNoState);
+      auto [id, fresh] = store_.insert(init.data(), kNoState);
       if (fresh) {
         if (opt_.strategy == Strategy::kDfs) { stack_.push_back(id); depth_of_.push_back(0); }
         check_new(id);
@@ -61,13 +68,18 @@ class Search : public model::SuccessorSink {
   }
 
  private:
+  void fire(uint32_t action) {
+    if (action >= fired_.size()) fired_.resize(action + 1, 0);
+    fired_[action] = 1;
+  }
   void successor(uint32_t action, const uint64_t* state) override {
     ++stats_.transitions;
+    fire(action);
     if (opt_.limits.max_states && store_.size() >= opt_.limits.max_states) {
       if (!store_.contains(state)) limit_ = "max-states";  // the store stays at exactly max_states
       return;
     }
-    auto [id, fresh] = store_.insert(state, current_, action);
+    auto [id, fresh] = store_.insert(state, current_);
     if (!fresh) return;
     if (opt_.strategy == Strategy::kDfs) {
       uint32_t d = depth_of_[current_] + 1;
@@ -79,19 +91,22 @@ class Search : public model::SuccessorSink {
   }
   void failure(uint32_t action, const Violation& v) override {
     ++stats_.transitions;
+    fire(action);
     if (!found_) found_ = Found{v, current_, action};
   }
 
   void check_new(uint32_t id) {
     if (found_) return;
-    if (auto v = sys_.check_invariants(store_.state(id))) found_ = Found{*v, id, kNoState};
+    store_.load(id, new_buf_.data());
+    if (auto v = sys_.check_invariants(new_buf_.data())) found_ = Found{*v, id, kNoState};
   }
 
   // Expands `id`; returns false when it is a deadlock (recorded in found_).
   void expand(uint32_t id) {
     current_ = id;
-    int enabled = sys_.successors(store_.state(id), *this);
-    if (enabled == 0 && opt_.check_deadlock && !sys_.valid_end(store_.state(id))) {
+    store_.load(id, buf_.data());
+    int enabled = sys_.successors(buf_.data(), *this);
+    if (enabled == 0 && opt_.check_deadlock && (store_.load(id, buf_.data()), !sys_.valid_end(buf_.data()))) {
       deadlock_ = Found{Violation{Violation::Kind::kDeadlock, "deadlock",
                                   "no process can move and not every process is at a valid end state", {}},
                         id, kNoState};
@@ -101,6 +116,17 @@ class Search : public model::SuccessorSink {
   bool limit_hit() {
     const Limits& l = opt_.limits;
     if (!limit_.empty()) return true;  // max-states, set while inserting
+    if (opt_.progress && (++progress_tick_ & 1023) == 0) {
+      double now = elapsed();
+      if (now >= next_progress_) {
+        next_progress_ = now + 1.0;
+        Stats s = stats_;
+        s.states = store_.size();
+        s.seconds = now;
+        s.store_bytes = store_.bytes();
+        opt_.progress(s);
+      }
+    }
     if (l.max_memory_bytes && store_.bytes() >= l.max_memory_bytes) { limit_ = "max-memory"; return true; }
     if (l.time_limit_seconds > 0 && elapsed() >= l.time_limit_seconds) {
       limit_ = "time-limit";
@@ -147,6 +173,23 @@ class Search : public model::SuccessorSink {
     if (depth_truncated_ && limit_.empty()) limit_ = "max-depth";
   }
 
+  // The first action (in enumeration order) that leads from `from` to `to`: the one that first reached `to` when
+  // `from` was expanded, since the store keeps the first predecessor.
+  uint32_t action_between(const std::vector<uint64_t>& from, const std::vector<uint64_t>& to) {
+    struct Match : model::SuccessorSink {
+      const std::vector<uint64_t>* to;
+      uint32_t action = kNoState;
+      void successor(uint32_t a, const uint64_t* s) override {
+        if (action == kNoState && std::equal(to->begin(), to->end(), s)) action = a;
+      }
+      void failure(uint32_t, const Violation&) override {}
+    } m;
+    m.to = &to;
+    sys_.set_deadline(std::chrono::steady_clock::time_point::max());
+    sys_.successors(from.data(), m);
+    return m.action;
+  }
+
   Result finish() {
     Result r;
     stats_.states = store_.size();
@@ -161,21 +204,25 @@ class Search : public model::SuccessorSink {
       std::vector<uint32_t> chain;
       for (uint32_t id = found_->state; id != kNoState; id = store_.predecessor(id)) chain.push_back(id);
       for (size_t i = chain.size(); i-- > 0;) {
-        const uint64_t* s = store_.state(chain[i]);
-        r.path.states.emplace_back(s, s + store_.words());
-        if (i + 1 < chain.size()) r.path.actions.push_back(store_.action(chain[i]));
+        std::vector<uint64_t> s(store_.words());
+        store_.load(chain[i], s.data());
+        if (i + 1 < chain.size()) r.path.actions.push_back(action_between(r.path.states.back(), s));
+        r.path.states.push_back(std::move(s));
       }
       if (found_->failing_action != kNoState) r.path.actions.push_back(found_->failing_action);
     } else {
       r.outcome = limit_.empty() ? Outcome::kHolds : Outcome::kInconclusive;
     }
     r.stats = stats_;
+    r.action_fired = std::move(fired_);
     return r;
   }
 
   model::TransitionSystem& sys_;
   const Options& opt_;
   StateStore store_;
+  std::vector<uint64_t> buf_;       // the state being expanded
+  std::vector<uint64_t> new_buf_;   // a new state being checked (while buf_ is expanded)
   std::chrono::steady_clock::time_point start_;
   Stats stats_;
   std::optional<Found> found_;
@@ -186,6 +233,9 @@ class Search : public model::SuccessorSink {
   bool depth_truncated_ = false;
   bool shortest_known_ = true;
   std::string limit_;
+  std::vector<uint8_t> fired_;
+  uint32_t progress_tick_ = 0;
+  double next_progress_ = 1.0;
 };
 
 }  // namespace

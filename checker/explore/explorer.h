@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,10 +21,15 @@ struct Limits {
   double time_limit_seconds = 0;  // wall clock; 0 = no limit
 };
 
+struct Stats;
+
 struct Options {
   Strategy strategy = Strategy::kBfs;
   Limits limits;
   bool check_deadlock = true;
+  // If set, called from the search (on the calling thread) about once per second of wall clock with the statistics
+  // so far (states, transitions, depth, seconds; store_bytes).
+  std::function<void(const Stats&)> progress;
 };
 
 enum class Outcome { kHolds, kViolated, kInconclusive };
@@ -51,6 +57,9 @@ struct Result {
   bool shortest = false;          // true when the counterexample is known to be a shortest one (BFS, no limit hit)
   std::string limit;              // which limit ended the search ("max-states", ...), empty if none
   Stats stats;
+  // Indexed by action id (size TransitionSystem::action_count(), or the largest id seen + 1 if that is 0): 1 if the
+  // action produced at least one transition (a successor or a failure) during the search.
+  std::vector<uint8_t> action_fired;
 };
 
 // Explores every reachable state of `system` (or until a limit). Stops at the first violation; under BFS it finishes
