@@ -84,21 +84,23 @@ struct Run {
   std::string out, err;
 };
 
-Run verify(const fs::path& file, const std::vector<std::string>& params, bool json) {
+Run verify(const fs::path& file, const std::vector<std::string>& params, bool json, int threads = 1) {
   cli::VerifyOptions o;
   o.file = file.string();
   o.params = params;
+  o.threads = threads;
   o.format = json ? cli::Format::kJson : cli::Format::kText;
   std::ostringstream out, err;
   int rc = cli::run_verify(o, out, err);
   return Run{rc, out.str(), err.str()};
 }
 
-void check_good(const fs::path& file) {
-  INFO("spec: ", file.string());
+// Every search mode must give the same verdict, state count and (shortest) counterexample length.
+void check_good(const fs::path& file, int threads) {
+  INFO("spec: ", file.string(), " threads: ", threads);
   Header h = read_header(file);
   REQUIRE_MESSAGE(h.expect.count("verdict"), "no '// expect: verdict=...' line in the header");
-  Run r = verify(file, h.params, true);
+  Run r = verify(file, h.params, true, threads);
   INFO("stderr: ", r.err);
   REQUIRE(r.rc <= 2);
   nlohmann::json j = nlohmann::json::parse(r.out);
@@ -120,7 +122,9 @@ TEST_CASE("shipped specs and corpus models give their expected verdict, state co
   size_t shipped = files.size();
   for (const fs::path& f : specs_in("tests/corpus")) files.push_back(f);
   CHECK(shipped >= 7);
-  for (const fs::path& f : files) check_good(f);
+  for (const fs::path& f : files) {
+    for (int threads : {1, 2}) check_good(f, threads);
+  }
 }
 
 TEST_CASE("malformed specs: a clear file:line:col diagnostic and exit code 3, never a crash") {

@@ -74,6 +74,9 @@ void setup_verify(CLI::App& app, VerifyOptions& opt) {
       ->check(seconds_validator());
   app.add_option("--lib-dir", opt.lib_dirs, "extra folder searched by import (repeatable)");
   app.add_flag("--no-deadlock", opt.no_deadlock, "do not report deadlocks");
+  app.add_option("--threads", opt.threads,
+                 "BFS worker threads (1-256); the result, state ids and counterexample are those of one thread")
+      ->check(CLI::Range(1, 256));
 }
 
 uint64_t default_memory_limit() {
@@ -132,6 +135,7 @@ int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
   explore::Options eo;
   eo.strategy = opt.strategy;
   eo.check_deadlock = !opt.no_deadlock;
+  eo.threads = opt.threads;
   eo.limits.max_states = opt.max_states;
   eo.limits.max_depth = opt.max_depth;
   eo.limits.time_limit_seconds = opt.time_limit;

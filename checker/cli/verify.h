@@ -26,6 +26,7 @@ struct VerifyOptions {
   double time_limit = 0;                // seconds
   std::vector<std::string> lib_dirs;
   bool no_deadlock = false;
+  int threads = 1;                      // BFS worker threads (same states, ids and counterexamples as 1)
 };
 
 // Registers the subcommand's options on `app` (a CLI11 subcommand) bound to `opt`.

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <exception>
+#include <memory>
+#include <thread>
 #include <new>
 #include <fstream>
 #include <string>
@@ -64,7 +67,13 @@ class Search : public model::SuccessorSink {
         check_new(id);
       }
     }
-    if (opt_.strategy == Strategy::kBfs) bfs(); else dfs();
+    if (opt_.strategy == Strategy::kDfs) {
+      dfs();
+    } else if (opt_.threads > 1 && make_workers()) {
+      bfs_parallel();
+    } else {
+      bfs();
+    }
   }
 
  private:
@@ -95,8 +104,12 @@ class Search : public model::SuccessorSink {
     if (!found_) found_ = Found{v, current_, action};
   }
 
-  void check_new(uint32_t id) {
+  void check_new(uint32_t id, const std::optional<Violation>* known = nullptr) {
     if (found_) return;
+    if (known != nullptr) {
+      if (*known) found_ = Found{**known, id, kNoState};
+      return;
+    }
     store_.load(id, new_buf_.data());
     if (auto v = sys_.check_invariants(new_buf_.data())) found_ = Found{*v, id, kNoState};
   }
@@ -160,6 +173,170 @@ class Search : public model::SuccessorSink {
     if (found_ && !limit_.empty()) shortest_known_ = false;
   }
 
+  // ---- parallel BFS (Options::threads > 1) ----
+
+  // What a worker found while expanding one state of a slice.
+  struct Expansion {
+    uint32_t id;
+    uint32_t first, end;            // its candidates in Slice::cand_*
+    uint64_t transitions = 0;
+    std::optional<Found> failure;   // its first step failure
+    bool deadlock = false;
+  };
+  struct Slice {
+    std::vector<uint64_t> states;   // candidate successors not in the store when the round began (words each)
+    std::vector<uint32_t> actions;
+    std::vector<std::pair<uint32_t, Violation>> violations;  // candidate index -> invariant it violates
+    std::vector<Expansion> expansions;
+    std::vector<uint8_t> fired;
+  };
+
+  bool make_workers() {
+    for (int t = 1; t < opt_.threads; ++t) {
+      std::unique_ptr<model::TransitionSystem> w = sys_.clone();
+      if (!w) { workers_.clear(); return false; }
+      if (opt_.limits.time_limit_seconds > 0) {
+        w->set_deadline(start_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                     std::chrono::duration<double>(opt_.limits.time_limit_seconds)));
+      }
+      workers_.push_back(std::move(w));
+    }
+    return true;
+  }
+
+  // Expands ids [lo, hi) with `sys` into `out`; reads the store only (no thread inserts during a round).
+  void expand_slice(model::TransitionSystem& sys, uint64_t lo, uint64_t hi, Slice& out) {
+    const int words = store_.words();
+    std::vector<uint64_t> buf(words), scratch(store_.scratch_words());
+    struct Sink : model::SuccessorSink {
+      Slice* out;
+      Expansion* x;
+      const StateStore* store;
+      model::TransitionSystem* sys;
+      uint64_t* scratch;
+      int words;
+      void mark(uint32_t a) {
+        if (a >= out->fired.size()) out->fired.resize(a + 1, 0);
+        out->fired[a] = 1;
+      }
+      void successor(uint32_t action, const uint64_t* state) override {
+        ++x->transitions;
+        mark(action);
+        if (store->contains(state, scratch)) return;
+        uint32_t index = static_cast<uint32_t>(out->actions.size());
+        out->states.insert(out->states.end(), state, state + words);
+        out->actions.push_back(action);
+        if (auto v = sys->check_invariants(state)) out->violations.emplace_back(index, *v);
+      }
+      void failure(uint32_t action, const Violation& v) override {
+        ++x->transitions;
+        mark(action);
+        if (!x->failure) x->failure = Found{v, x->id, action};
+      }
+    } sink;
+    sink.out = &out;
+    sink.store = &store_;
+    sink.sys = &sys;
+    sink.scratch = scratch.data();
+    sink.words = words;
+    for (uint64_t id = lo; id < hi; ++id) {
+      Expansion& x = out.expansions.emplace_back();
+      x.id = static_cast<uint32_t>(id);
+      x.first = static_cast<uint32_t>(out.actions.size());
+      sink.x = &x;
+      store_.load(x.id, buf.data());
+      int enabled = sys.successors(buf.data(), sink);
+      if (enabled == 0 && opt_.check_deadlock) {
+        store_.load(x.id, buf.data());
+        x.deadlock = !sys.valid_end(buf.data());
+      }
+      x.end = static_cast<uint32_t>(out.actions.size());
+    }
+  }
+
+  void bfs_parallel() {
+    if (found_) return;  // an initial state violates an invariant
+    const int threads = opt_.threads;
+    const uint64_t kPerThread = 1 << 13;  // states each thread expands per round
+    const int words = store_.words();
+    std::vector<Slice> slices(threads);
+    uint64_t head = 0, layer_end = store_.size(), depth = 0;
+    while (head < store_.size()) {
+      if (head == layer_end) {
+        if (found_) return;  // the layer that found it is complete: the counterexample is a shortest one
+        ++depth;
+        layer_end = store_.size();
+        if (opt_.limits.max_depth && depth >= opt_.limits.max_depth) {
+          stats_.depth = depth;
+          limit_ = "max-depth";
+          break;
+        }
+      }
+      stats_.depth = depth;
+      uint64_t end = std::min(layer_end, head + kPerThread * threads);
+      uint64_t per = (end - head + threads - 1) / threads;
+      std::vector<std::thread> pool;
+      std::vector<std::exception_ptr> errors(threads);
+      auto job = [&](int t) {
+        uint64_t lo = std::min(end, head + per * t), hi = std::min(end, lo + per);
+        slices[t] = Slice{};
+        try {
+          expand_slice(t == 0 ? sys_ : *workers_[t - 1], lo, hi, slices[t]);
+        } catch (...) {
+          errors[t] = std::current_exception();
+        }
+      };
+      for (int t = 1; t < threads; ++t) pool.emplace_back(job, t);
+      job(0);
+      for (std::thread& th : pool) th.join();
+      for (auto& e : errors) {
+        if (e) std::rethrow_exception(e);
+      }
+      // Merge in id order: the same insertions, in the same order, as the sequential search.
+      bool stop = false;
+      for (int t = 0; t < threads && !stop; ++t) {
+        Slice& sl = slices[t];
+        if (fired_.size() < sl.fired.size()) fired_.resize(sl.fired.size(), 0);
+        for (size_t a = 0; a < sl.fired.size(); ++a) fired_[a] |= sl.fired[a];
+        size_t next_violation = 0;
+        for (const Expansion& x : sl.expansions) {
+          current_ = x.id;
+          stats_.transitions += x.transitions;
+          for (uint32_t c = x.first; c < x.end; ++c) {
+            const uint64_t* st = &sl.states[static_cast<size_t>(c) * words];
+            while (next_violation < sl.violations.size() && sl.violations[next_violation].first < c) ++next_violation;
+            std::optional<Violation> inv;
+            if (next_violation < sl.violations.size() && sl.violations[next_violation].first == c) {
+              inv = sl.violations[next_violation].second;
+            }
+            insert_known(sl.actions[c], st, inv);
+          }
+          if (x.failure && !found_) found_ = x.failure;
+          head = x.id + 1;
+          if (x.deadlock) {
+            found_ = Found{Violation{Violation::Kind::kDeadlock, "deadlock",
+                                     "no process can move and not every process is at a valid end state", {}},
+                           x.id, kNoState};
+            return;
+          }
+          if (limit_hit()) { stop = true; break; }
+        }
+      }
+      if (stop) break;
+    }
+    if (found_ && !limit_.empty()) shortest_known_ = false;
+  }
+
+  // successor() for a candidate whose invariant check was done by a worker.
+  void insert_known(uint32_t action, const uint64_t* state, const std::optional<Violation>& inv) {
+    if (opt_.limits.max_states && store_.size() >= opt_.limits.max_states) {
+      if (!store_.contains(state)) limit_ = "max-states";
+      return;
+    }
+    auto [id, fresh] = store_.insert(state, current_);
+    if (fresh) check_new(id, &inv);
+  }
+
   void dfs() {
     shortest_known_ = false;
     while (!stack_.empty() && !found_) {
@@ -221,6 +398,7 @@ class Search : public model::SuccessorSink {
   model::TransitionSystem& sys_;
   const Options& opt_;
   StateStore store_;
+  std::vector<std::unique_ptr<model::TransitionSystem>> workers_;  // parallel BFS: threads 1..n-1
   std::vector<uint64_t> buf_;       // the state being expanded
   std::vector<uint64_t> new_buf_;   // a new state being checked (while buf_ is expanded)
   std::chrono::steady_clock::time_point start_;

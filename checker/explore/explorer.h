@@ -27,6 +27,11 @@ struct Options {
   Strategy strategy = Strategy::kBfs;
   Limits limits;
   bool check_deadlock = true;
+  // BFS worker threads (1 = sequential). The parallel search expands each BFS layer in rounds: the threads generate
+  // successors of consecutive slices of the layer and drop those already stored, then the calling thread inserts the
+  // rest in the sequential order. State ids, counts, verdicts and counterexamples are exactly the sequential ones
+  // (a shortest counterexample). Needs TransitionSystem::clone(); DFS is always sequential.
+  int threads = 1;
   // If set, called from the search (on the calling thread) about once per second of wall clock with the statistics
   // so far (states, transitions, depth, seconds; store_bytes).
   std::function<void(const Stats&)> progress;

@@ -121,6 +121,13 @@ std::pair<uint32_t, bool> StateStore::insert(const uint64_t* state, uint32_t pre
   return {id, true};
 }
 
+bool StateStore::contains(const uint64_t* state, uint64_t* scratch) const {
+  compress(state, scratch);
+  bool found;
+  find(scratch, &found);
+  return found;
+}
+
 bool StateStore::contains(const uint64_t* state) const {
   compress(state, scratch_.data());
   bool found;

@@ -32,6 +32,9 @@ class StateStore {
 
   uint64_t size() const { return size_; }
   bool contains(const uint64_t* state) const;
+  // Thread-safe variant while no thread inserts: `scratch` holds scratch_words() uint64.
+  bool contains(const uint64_t* state, uint64_t* scratch) const;
+  int scratch_words() const { return row_words_ + 1; }
   // Writes state `id` (words() uint64) to `out`.
   void load(uint32_t id, uint64_t* out) const;
   uint32_t predecessor(uint32_t id) const { return pred_[id >> kChunkShift][id & kChunkMask]; }

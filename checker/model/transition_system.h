@@ -53,6 +53,8 @@ class TransitionSystem {
   virtual uint32_t action_count() const { return 0; }
   // Bits used in each of the state_words() words (the rest are always 0); default: all 64.
   virtual std::vector<int> word_bits() const { return std::vector<int>(state_words(), 64); }
+  // An independent copy for another thread (same model, its own evaluation state), or nullptr if not supported.
+  virtual std::unique_ptr<TransitionSystem> clone() const { return nullptr; }
 };
 
 // Bit layout of a packed state: each slot stores (value - lo) in the fewest bits that hold its range.
@@ -107,6 +109,7 @@ class ModelSystem : public TransitionSystem {
     inv_machine_.deadline = deadline;
   }
   std::vector<int> word_bits() const override { return layout_.word_bits(); }
+  std::unique_ptr<TransitionSystem> clone() const override { return std::make_unique<ModelSystem>(model_); }
 
   const Model& model() const { return model_; }
   const StateLayout& layout() const { return layout_; }
