@@ -81,13 +81,16 @@ def spin(work, model_src, defines):
     t0 = time.monotonic()
     sh(["gcc", "-O2", "-DSAFETY", "-DNOREDUCE", "-DMEMLIM=16384", "-o", "pan", "pan.c"], cwd=d)
     compile_s = time.monotonic() - t0
-    r = Meter.run(["./pan", "-m10000000", "-w26"], cwd=d)
+    # -m: DFS depth bound well above these models' depth (SPIN warns and truncates otherwise); default hash table.
+    r = Meter.run(["./pan", "-m1000000"], cwd=d)
+    if "max search depth too small" in r["out"]:
+        r["note"] = "DEPTH TRUNCATED"
     out = r["out"]
     r["states"] = num(r"(\d+) states, stored", out)
     r["transitions"] = num(r"(\d+) transitions \(= stored\+matched\)", out)
     r["errors"] = num(r"errors: (\d+)", out)
     r["compile"] = compile_s
-    r["note"] = "DFS -DSAFETY -DNOREDUCE (exact)"
+    r.setdefault("note", "DFS -DSAFETY -DNOREDUCE (exact)")
     return r
 
 
@@ -106,8 +109,8 @@ def rumur(work, model_src, consts):
     compile_s = time.monotonic() - t0
     r = Meter.run(["./model"], cwd=d)
     out = r["out"]
-    r["states"] = num(r"(\d+) states", out)
-    r["transitions"] = num(r"(\d+) rules fired", out)
+    r["states"] = num(r"(\d+) states, \d+ rules fired", out)
+    r["transitions"] = num(r"\d+ states, (\d+) rules fired", out)
     r["compile"] = compile_s
     r["note"] = "1 thread, --symmetry-reduction off"
     return r

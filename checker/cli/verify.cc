@@ -77,6 +77,18 @@ void setup_verify(CLI::App& app, VerifyOptions& opt) {
   app.add_option("--threads", opt.threads,
                  "BFS worker threads (1-256); the result, state ids and counterexample are those of one thread")
       ->check(CLI::Range(1, 256));
+  app.add_option("--storage", opt.storage,
+                 "visited set: exact (default; proves properties), hash-compaction (64-bit fingerprints) or bitstate; "
+                 "the last two can miss states: without a violation their verdict is inconclusive")
+      ->transform(CLI::CheckedTransformer(
+          std::map<std::string, explore::Storage>{{"exact", explore::Storage::kExact},
+                                                  {"hash-compaction", explore::Storage::kHashCompaction},
+                                                  {"bitstate", explore::Storage::kBitstate}},
+          CLI::ignore_case));
+  app.add_option("--bitstate-bits", opt.bitstate_bits, "bitstate: the bit array has 2^N bits (10-36; 30 = 128 MiB)")
+      ->check(CLI::Range(10, 36));
+  app.add_option("--hashes", opt.hashes, "bitstate: hash functions (bits set) per state (1-16; default 3)")
+      ->check(CLI::Range(1, 16));
 }
 
 uint64_t default_memory_limit() {
@@ -136,6 +148,14 @@ int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
   eo.strategy = opt.strategy;
   eo.check_deadlock = !opt.no_deadlock;
   eo.threads = opt.threads;
+  eo.storage = opt.storage;
+  eo.bitstate_log2_bits = opt.bitstate_bits;
+  eo.bitstate_hashes = opt.hashes;
+  if (opt.storage != explore::Storage::kExact && (opt.strategy != explore::Strategy::kBfs || opt.threads > 1)) {
+    err << "qpcheck: error: --storage hash-compaction and bitstate search breadth-first on one thread (no --strategy "
+           "dfs, no --threads)\n";
+    return code(ExitCode::kUsage);
+  }
   eo.limits.max_states = opt.max_states;
   eo.limits.max_depth = opt.max_depth;
   eo.limits.time_limit_seconds = opt.time_limit;
@@ -176,11 +196,27 @@ int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
   trace::Trace t = trace::build_trace(system, result, opt.file, opt.strategy == explore::Strategy::kBfs ? "bfs" : "dfs");
 
   // The report goes to stdout first: a trace file that cannot be written never loses the result.
-  if (opt.format == Format::kJson) out << trace::dump_json(trace::to_json(t));
-  else out << trace::to_text(t);
+  const bool partial = opt.storage != explore::Storage::kExact;
+  auto json = [&]() {
+    nlohmann::json j = trace::to_json(t);
+    if (partial) {
+      j["storage"] = opt.storage == explore::Storage::kHashCompaction ? "hash-compaction" : "bitstate";
+      j["omission_probability"] = result.omission_probability;
+    }
+    return j;
+  };
+  if (opt.format == Format::kJson) {
+    out << trace::dump_json(json());
+  } else {
+    out << trace::to_text(t);
+    if (partial) {
+      out << fmt::format("partial search: probability that a reachable state was missed <= {:.3g}\n",
+                         result.omission_probability);
+    }
+  }
   out.flush();
   if (trace_file.is_open()) {
-    trace_file << trace::dump_json(trace::to_json(t));
+    trace_file << trace::dump_json(json());
     trace_file.flush();
     if (!trace_file) {
       err << fmt::format("qpcheck: error: writing --trace-out file '{}' failed (disk full?); the report above is "

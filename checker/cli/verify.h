@@ -27,6 +27,9 @@ struct VerifyOptions {
   std::vector<std::string> lib_dirs;
   bool no_deadlock = false;
   int threads = 1;                      // BFS worker threads (same states, ids and counterexamples as 1)
+  explore::Storage storage = explore::Storage::kExact;
+  int bitstate_bits = 30;               // log2 of the bitstate array's size in bits
+  int hashes = 3;                       // bitstate: bits per state
 };
 
 // Registers the subcommand's options on `app` (a CLI11 subcommand) bound to `opt`.

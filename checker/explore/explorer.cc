@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <exception>
+#include <stdexcept>
 #include <memory>
 #include <thread>
 #include <new>
@@ -184,8 +185,11 @@ class Search : public model::SuccessorSink {
     bool deadlock = false;
   };
   struct Slice {
-    std::vector<uint64_t> states;   // candidate successors not in the store when the round began (words each)
+    std::vector<uint64_t> rows;     // candidate successors not in the store when the round began, packed as the
+                                    // store packs them (scratch_words each), each once per slice
+    std::vector<uint64_t> hashes;
     std::vector<uint32_t> actions;
+    std::vector<uint32_t> seen;     // open addressing over candidate index + 1 (this slice's duplicates)
     std::vector<std::pair<uint32_t, Violation>> violations;  // candidate index -> invariant it violates
     std::vector<Expansion> expansions;
     std::vector<uint8_t> fired;
@@ -208,6 +212,7 @@ class Search : public model::SuccessorSink {
   void expand_slice(model::TransitionSystem& sys, uint64_t lo, uint64_t hi, Slice& out) {
     const int words = store_.words();
     std::vector<uint64_t> buf(words), scratch(store_.scratch_words());
+    out.seen.assign(1 << 12, 0);
     struct Sink : model::SuccessorSink {
       Slice* out;
       Expansion* x;
@@ -215,6 +220,33 @@ class Search : public model::SuccessorSink {
       model::TransitionSystem* sys;
       uint64_t* scratch;
       int words;
+      int rw;
+      // A candidate equal to an earlier one of this slice adds nothing: the merge would find it stored.
+      bool duplicate(uint64_t h) {
+        std::vector<uint32_t>& seen = out->seen;
+        uint64_t mask = seen.size() - 1;
+        for (uint64_t i = h & mask;; i = (i + 1) & mask) {
+          uint32_t c = seen[i];
+          if (c == 0) {
+            seen[i] = static_cast<uint32_t>(out->hashes.size()) + 1;
+            return false;
+          }
+          if (out->hashes[c - 1] == h &&
+              std::equal(scratch, scratch + rw, out->rows.begin() + static_cast<size_t>(c - 1) * rw)) {
+            return true;
+          }
+        }
+      }
+      void grow_seen() {
+        std::vector<uint32_t>& seen = out->seen;
+        seen.assign(seen.size() * 2, 0);
+        uint64_t mask = seen.size() - 1;
+        for (uint32_t c = 0; c < out->hashes.size(); ++c) {
+          uint64_t i = out->hashes[c] & mask;
+          while (seen[i] != 0) i = (i + 1) & mask;
+          seen[i] = c + 1;
+        }
+      }
       void mark(uint32_t a) {
         if (a >= out->fired.size()) out->fired.resize(a + 1, 0);
         out->fired[a] = 1;
@@ -222,10 +254,13 @@ class Search : public model::SuccessorSink {
       void successor(uint32_t action, const uint64_t* state) override {
         ++x->transitions;
         mark(action);
-        if (store->contains(state, scratch)) return;
+        uint64_t h = store->prepare(state, scratch);
+        if (store->contains_prepared(scratch, h) || duplicate(h)) return;
         uint32_t index = static_cast<uint32_t>(out->actions.size());
-        out->states.insert(out->states.end(), state, state + words);
+        out->rows.insert(out->rows.end(), scratch, scratch + rw);
+        out->hashes.push_back(h);
         out->actions.push_back(action);
+        if (out->hashes.size() * 2 > out->seen.size()) grow_seen();
         if (auto v = sys->check_invariants(state)) out->violations.emplace_back(index, *v);
       }
       void failure(uint32_t action, const Violation& v) override {
@@ -239,6 +274,7 @@ class Search : public model::SuccessorSink {
     sink.sys = &sys;
     sink.scratch = scratch.data();
     sink.words = words;
+    sink.rw = store_.scratch_words();
     for (uint64_t id = lo; id < hi; ++id) {
       Expansion& x = out.expansions.emplace_back();
       x.id = static_cast<uint32_t>(id);
@@ -258,7 +294,6 @@ class Search : public model::SuccessorSink {
     if (found_) return;  // an initial state violates an invariant
     const int threads = opt_.threads;
     const uint64_t kPerThread = 1 << 13;  // states each thread expands per round
-    const int words = store_.words();
     std::vector<Slice> slices(threads);
     uint64_t head = 0, layer_end = store_.size(), depth = 0;
     while (head < store_.size()) {
@@ -294,6 +329,7 @@ class Search : public model::SuccessorSink {
       }
       // Merge in id order: the same insertions, in the same order, as the sequential search.
       bool stop = false;
+      const int rw = store_.scratch_words();
       for (int t = 0; t < threads && !stop; ++t) {
         Slice& sl = slices[t];
         if (fired_.size() < sl.fired.size()) fired_.resize(sl.fired.size(), 0);
@@ -303,13 +339,13 @@ class Search : public model::SuccessorSink {
           current_ = x.id;
           stats_.transitions += x.transitions;
           for (uint32_t c = x.first; c < x.end; ++c) {
-            const uint64_t* st = &sl.states[static_cast<size_t>(c) * words];
+            const uint64_t* row = &sl.rows[static_cast<size_t>(c) * rw];
             while (next_violation < sl.violations.size() && sl.violations[next_violation].first < c) ++next_violation;
             std::optional<Violation> inv;
             if (next_violation < sl.violations.size() && sl.violations[next_violation].first == c) {
               inv = sl.violations[next_violation].second;
             }
-            insert_known(sl.actions[c], st, inv);
+            insert_known(row, sl.hashes[c], inv);
           }
           if (x.failure && !found_) found_ = x.failure;
           head = x.id + 1;
@@ -327,13 +363,13 @@ class Search : public model::SuccessorSink {
     if (found_ && !limit_.empty()) shortest_known_ = false;
   }
 
-  // successor() for a candidate whose invariant check was done by a worker.
-  void insert_known(uint32_t action, const uint64_t* state, const std::optional<Violation>& inv) {
+  // successor() for a candidate prepared (and invariant-checked) by a worker.
+  void insert_known(const uint64_t* row, uint64_t h, const std::optional<Violation>& inv) {
     if (opt_.limits.max_states && store_.size() >= opt_.limits.max_states) {
-      if (!store_.contains(state)) limit_ = "max-states";
+      if (!store_.contains_prepared(row, h)) limit_ = "max-states";
       return;
     }
-    auto [id, fresh] = store_.insert(state, current_);
+    auto [id, fresh] = store_.insert_prepared(row, h, current_);
     if (fresh) check_new(id, &inv);
   }
 
@@ -416,8 +452,217 @@ class Search : public model::SuccessorSink {
   double next_progress_ = 1.0;
 };
 
+uint64_t hash_words(const uint64_t* s, int words, uint64_t seed) {
+  uint64_t h = seed;
+  for (int i = 0; i < words; ++i) {
+    uint64_t x = s[i] + h + 0x9E3779B97F4A7C15ULL;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+    h = x ^ (x >> 31);
+  }
+  return h;
+}
+
+// BFS with partial storage (hash compaction or bitstate): the visited set keeps no states, so the search keeps the
+// full states of the current and next layer only, plus a predecessor id and action per stored state; a counterexample
+// is rebuilt by replaying those actions from the initial state.
+class PartialSearch : public model::SuccessorSink {
+ public:
+  PartialSearch(model::TransitionSystem& sys, const Options& opt)
+      : sys_(sys),
+        opt_(opt),
+        words_(sys.state_words()),
+        bits_(opt.storage == Storage::kBitstate ? opt.bitstate_log2_bits : 6, opt.bitstate_hashes),
+        start_(std::chrono::steady_clock::now()),
+        fired_(sys.action_count(), 0),
+        buf_(words_) {}
+
+  Result run() {
+    if (opt_.limits.time_limit_seconds > 0) {
+      sys_.set_deadline(start_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                     std::chrono::duration<double>(opt_.limits.time_limit_seconds)));
+    }
+    try {
+      search();
+    } catch (const model::DeadlineExceeded&) {
+      limit_ = "time-limit";
+    } catch (const std::bad_alloc&) {
+      limit_ = "memory";
+    }
+    return finish();
+  }
+
+ private:
+  bool hc() const { return opt_.storage == Storage::kHashCompaction; }
+  uint64_t stored() const { return hc() ? fps_.size() : bits_.size(); }
+  uint64_t bytes() const {
+    return (hc() ? fps_.bytes() : bits_.bytes()) + (pred_.capacity() + action_.capacity()) * sizeof(uint32_t) +
+           (cur_.capacity() + next_.capacity()) * sizeof(uint64_t) +
+           (cur_ids_.capacity() + next_ids_.capacity()) * sizeof(uint32_t);
+  }
+  bool record(const uint64_t* s) {
+    uint64_t h1 = hash_words(s, words_, 0x5851F42D4C957F2DULL);
+    if (hc()) return fps_.insert(h1);
+    return bits_.insert(h1, hash_words(s, words_, 0x14057B7EF767814FULL));
+  }
+  void add(const uint64_t* s, uint32_t pred, uint32_t action) {
+    if (pred_.size() >= UINT32_MAX - 2) throw std::length_error("partial store full (2^32 states)");
+    uint32_t id = static_cast<uint32_t>(pred_.size());
+    pred_.push_back(pred);
+    action_.push_back(action);
+    next_.insert(next_.end(), s, s + words_);
+    next_ids_.push_back(id);
+    if (!found_) {
+      if (auto v = sys_.check_invariants(s)) found_ = Found{*v, id, kNoState};
+    }
+  }
+  void successor(uint32_t action, const uint64_t* s) override {
+    ++stats_.transitions;
+    fired(action);
+    if (opt_.limits.max_states && stored() >= opt_.limits.max_states) {
+      limit_ = "max-states";
+      return;
+    }
+    if (record(s)) add(s, current_, action);
+  }
+  void failure(uint32_t action, const Violation& v) override {
+    ++stats_.transitions;
+    fired(action);
+    if (!found_) found_ = Found{v, current_, action};
+  }
+  void fired(uint32_t a) {
+    if (a >= fired_.size()) fired_.resize(a + 1, 0);
+    fired_[a] = 1;
+  }
+  double elapsed() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+  bool limit_hit() {
+    const Limits& l = opt_.limits;
+    if (!limit_.empty()) return true;
+    if ((++tick_ & 1023) != 0) return false;
+    if (l.max_memory_bytes && bytes() >= l.max_memory_bytes) { limit_ = "max-memory"; return true; }
+    double now = elapsed();
+    if (l.time_limit_seconds > 0 && now >= l.time_limit_seconds) { limit_ = "time-limit"; return true; }
+    if (opt_.progress && now >= next_progress_) {
+      next_progress_ = now + 1.0;
+      Stats s = stats_;
+      s.states = stored();
+      s.seconds = now;
+      s.store_bytes = bytes();
+      opt_.progress(s);
+    }
+    return false;
+  }
+
+  void search() {
+    auto inits = sys_.initial_states();
+    for (size_t i = 0; i < inits.size(); ++i) {
+      if (record(inits[i].data())) add(inits[i].data(), kNoState, static_cast<uint32_t>(i));
+    }
+    uint64_t depth = 0;
+    while (!found_ && !next_ids_.empty()) {
+      cur_.swap(next_);
+      cur_ids_.swap(next_ids_);
+      next_.clear();
+      next_ids_.clear();
+      if (depth > 0 && opt_.limits.max_depth && depth >= opt_.limits.max_depth) {
+        limit_ = "max-depth";
+        break;
+      }
+      stats_.depth = depth;
+      for (size_t k = 0; k < cur_ids_.size(); ++k) {
+        current_ = cur_ids_[k];
+        std::copy(&cur_[k * words_], &cur_[(k + 1) * words_], buf_.begin());
+        int enabled = sys_.successors(buf_.data(), *this);
+        if (enabled == 0 && opt_.check_deadlock) {
+          std::copy(&cur_[k * words_], &cur_[(k + 1) * words_], buf_.begin());
+          if (!sys_.valid_end(buf_.data())) {
+            found_ = Found{Violation{Violation::Kind::kDeadlock, "deadlock",
+                                     "no process can move and not every process is at a valid end state", {}},
+                           current_, kNoState};
+            return;
+          }
+        }
+        if (limit_hit()) return;
+      }
+      ++depth;
+    }
+  }
+
+  // The successor of `from` by `action` (each action has at most one).
+  std::vector<uint64_t> replay(const std::vector<uint64_t>& from, uint32_t action) {
+    struct Pick : model::SuccessorSink {
+      uint32_t action;
+      std::vector<uint64_t> out;
+      int words;
+      void successor(uint32_t a, const uint64_t* s) override {
+        if (a == action && out.empty()) out.assign(s, s + words);
+      }
+      void failure(uint32_t, const Violation&) override {}
+    } pick;
+    pick.action = action;
+    pick.words = words_;
+    sys_.successors(from.data(), pick);
+    if (pick.out.empty()) throw std::logic_error("partial search: a recorded action does not replay");
+    return pick.out;
+  }
+
+  Result finish() {
+    Result r;
+    stats_.states = stored();
+    stats_.seconds = elapsed();
+    stats_.store_bytes = bytes();
+    stats_.peak_rss_bytes = peak_rss_bytes();
+    r.omission_probability = hc() ? fps_.omission_probability() : bits_.omission_probability();
+    r.limit = limit_;
+    if (found_) {
+      r.outcome = Outcome::kViolated;
+      r.violation = found_->violation;
+      r.shortest = false;  // a missed state may have led to a shorter one
+      std::vector<uint32_t> chain;
+      for (uint32_t id = found_->state; id != kNoState; id = pred_[id]) chain.push_back(id);
+      sys_.set_deadline(std::chrono::steady_clock::time_point::max());
+      auto inits = sys_.initial_states();
+      r.path.states.push_back(inits.at(action_[chain.back()]));
+      for (size_t i = chain.size() - 1; i-- > 0;) {
+        r.path.actions.push_back(action_[chain[i]]);
+        r.path.states.push_back(replay(r.path.states.back(), action_[chain[i]]));
+      }
+      if (found_->failing_action != kNoState) r.path.actions.push_back(found_->failing_action);
+    } else {
+      r.outcome = Outcome::kInconclusive;
+      if (r.limit.empty()) r.limit = hc() ? "hash-compaction" : "bitstate";
+    }
+    r.stats = stats_;
+    r.action_fired = std::move(fired_);
+    return r;
+  }
+
+  model::TransitionSystem& sys_;
+  const Options& opt_;
+  int words_;
+  FingerprintSet fps_;
+  Bitstate bits_;
+  std::chrono::steady_clock::time_point start_;
+  Stats stats_;
+  std::optional<Found> found_;
+  uint32_t current_ = kNoState;
+  std::string limit_;
+  std::vector<uint8_t> fired_;
+  std::vector<uint64_t> buf_;
+  std::vector<uint32_t> pred_, action_;   // per stored state id; a root's action is its initial-state index
+  std::vector<uint64_t> cur_, next_;      // full states of the current and next BFS layer
+  std::vector<uint32_t> cur_ids_, next_ids_;
+  uint32_t tick_ = 0;
+  double next_progress_ = 1.0;
+};
+
 }  // namespace
 
-Result explore(model::TransitionSystem& system, const Options& options) { return Search(system, options).run(); }
+Result explore(model::TransitionSystem& system, const Options& options) {
+  if (options.storage != Storage::kExact) return PartialSearch(system, options).run();
+  return Search(system, options).run();
+}
 
 }  // namespace qpcheck::explore

@@ -14,6 +14,12 @@ namespace qpcheck::explore {
 
 enum class Strategy { kBfs, kDfs };
 
+// How the visited set records states. Only kExact can prove that a property holds; the others can miss states, so a
+// search without violation ends as inconclusive ("no violation found in a partial search", limit = the storage name)
+// with Result::omission_probability. Their counterexamples are genuine (replayed from the initial state) but not
+// promised to be shortest. Partial storage runs BFS on one thread.
+enum class Storage { kExact, kHashCompaction, kBitstate };
+
 struct Limits {
   uint64_t max_states = 0;        // distinct states stored; 0 = no limit
   uint64_t max_depth = 0;         // steps from an initial state; 0 = no limit
@@ -32,6 +38,9 @@ struct Options {
   // rest in the sequential order. State ids, counts, verdicts and counterexamples are exactly the sequential ones
   // (a shortest counterexample). Needs TransitionSystem::clone(); DFS is always sequential.
   int threads = 1;
+  Storage storage = Storage::kExact;
+  int bitstate_log2_bits = 30;    // kBitstate: the bit array holds 2^bitstate_log2_bits bits (2^30 = 128 MiB)
+  int bitstate_hashes = 3;        // kBitstate: bits set per state (k)
   // If set, called from the search (on the calling thread) about once per second of wall clock with the statistics
   // so far (states, transitions, depth, seconds; store_bytes).
   std::function<void(const Stats&)> progress;
@@ -65,6 +74,9 @@ struct Result {
   // Indexed by action id (size TransitionSystem::action_count(), or the largest id seen + 1 if that is 0): 1 if the
   // action produced at least one transition (a successor or a failure) during the search.
   std::vector<uint8_t> action_fired;
+  // Partial storage (hash compaction, bitstate): an upper bound on the probability that a reachable state was
+  // missed (see FingerprintSet and Bitstate in state_store.h); 0 for exact storage.
+  double omission_probability = 0;
 };
 
 // Explores every reachable state of `system` (or until a limit). Stops at the first violation; under BFS it finishes

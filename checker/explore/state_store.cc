@@ -1,5 +1,7 @@
 #include "checker/explore/state_store.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
 
@@ -70,8 +72,8 @@ uint64_t StateStore::hash(const uint64_t* r) const {
   return h;
 }
 
-uint64_t StateStore::find(const uint64_t* r, bool* found) const {
-  uint64_t i = slot_of(hash(r));
+uint64_t StateStore::find(const uint64_t* r, uint64_t h, bool* found) const {
+  uint64_t i = slot_of(h);
   const uint64_t n = table_.size();
   while (table_[i] != 0) {
     if (std::memcmp(row(table_[i] - 1), r, row_bytes_) == 0) {
@@ -104,8 +106,12 @@ void StateStore::grow() {
 std::pair<uint32_t, bool> StateStore::insert(const uint64_t* state, uint32_t predecessor) {
   uint64_t* r = scratch_.data();
   compress(state, r);
+  return insert_prepared(r, hash(r), predecessor);
+}
+
+std::pair<uint32_t, bool> StateStore::insert_prepared(const uint64_t* r, uint64_t h, uint32_t predecessor) {
   bool found;
-  uint64_t i = find(r, &found);
+  uint64_t i = find(r, h, &found);
   if (found) return {table_[i] - 1, false};
   if (size_ >= UINT32_MAX - 2) throw std::length_error("state store full (2^32 states)");
   uint32_t id = static_cast<uint32_t>(size_);
@@ -124,20 +130,79 @@ std::pair<uint32_t, bool> StateStore::insert(const uint64_t* state, uint32_t pre
 bool StateStore::contains(const uint64_t* state, uint64_t* scratch) const {
   compress(state, scratch);
   bool found;
-  find(scratch, &found);
+  find(scratch, hash(scratch), &found);
   return found;
 }
 
 bool StateStore::contains(const uint64_t* state) const {
   compress(state, scratch_.data());
   bool found;
-  find(scratch_.data(), &found);
+  find(scratch_.data(), hash(scratch_.data()), &found);
   return found;
 }
 
 uint64_t StateStore::bytes() const {
   const uint64_t chunk = static_cast<uint64_t>(kChunkMask) + 1;
   return rows_.size() * chunk * (row_bytes_ + sizeof(uint32_t)) + table_.capacity() * sizeof(uint32_t);
+}
+
+FingerprintSet::FingerprintSet() : table_(1 << 10, 0) {}
+
+bool FingerprintSet::insert(uint64_t f) {
+  if (f == 0) f = 1;
+  uint64_t mask = table_.size() - 1;
+  uint64_t i = mix(f) & mask;
+  while (table_[i] != 0) {
+    if (table_[i] == f) return false;
+    i = (i + 1) & mask;
+  }
+  table_[i] = f;
+  if (++size_ * 4 > table_.size() * 3) grow();
+  return true;
+}
+
+void FingerprintSet::grow() {
+  std::vector<uint64_t> bigger(table_.size() * 2, 0);
+  uint64_t mask = bigger.size() - 1;
+  for (uint64_t f : table_) {
+    if (f == 0) continue;
+    uint64_t i = mix(f) & mask;
+    while (bigger[i] != 0) i = (i + 1) & mask;
+    bigger[i] = f;
+  }
+  table_.swap(bigger);
+}
+
+double FingerprintSet::omission_probability() const {
+  double n = static_cast<double>(size_);
+  return std::min(1.0, n * (n - 1) / 2 / 18446744073709551616.0);
+}
+
+Bitstate::Bitstate(int log2_bits, int hashes)
+    : bits_(std::max<uint64_t>(1, (uint64_t{1} << log2_bits) / 64), 0),
+      mask_((uint64_t{1} << log2_bits) - 1),
+      hashes_(hashes) {}
+
+bool Bitstate::insert(uint64_t h1, uint64_t h2) {
+  h2 |= 1;  // odd: the k positions differ
+  bool fresh = false;
+  for (int i = 0; i < hashes_; ++i) {
+    uint64_t b = (h1 + static_cast<uint64_t>(i) * h2) & mask_;
+    uint64_t& w = bits_[b >> 6];
+    uint64_t bit = uint64_t{1} << (b & 63);
+    if (!(w & bit)) {
+      fresh = true;
+      w |= bit;
+    }
+  }
+  if (fresh) ++size_;
+  return fresh;
+}
+
+double Bitstate::omission_probability() const {
+  double m = static_cast<double>(mask_) + 1;
+  double fill = 1 - std::exp(-static_cast<double>(hashes_) * static_cast<double>(size_) / m);
+  return std::pow(fill, hashes_);
 }
 
 }  // namespace qpcheck::explore

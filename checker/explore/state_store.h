@@ -35,6 +35,19 @@ class StateStore {
   // Thread-safe variant while no thread inserts: `scratch` holds scratch_words() uint64.
   bool contains(const uint64_t* state, uint64_t* scratch) const;
   int scratch_words() const { return row_words_ + 1; }
+
+  // The same operations split for parallel callers: prepare() packs `state` into `row` (scratch_words() uint64)
+  // and returns its hash; the *_prepared calls take that row and hash.
+  uint64_t prepare(const uint64_t* state, uint64_t* row) const {
+    compress(state, row);
+    return hash(row);
+  }
+  bool contains_prepared(const uint64_t* row, uint64_t h) const {
+    bool found;
+    find(row, h, &found);
+    return found;
+  }
+  std::pair<uint32_t, bool> insert_prepared(const uint64_t* row, uint64_t h, uint32_t predecessor);
   // Writes state `id` (words() uint64) to `out`.
   void load(uint32_t id, uint64_t* out) const;
   uint32_t predecessor(uint32_t id) const { return pred_[id >> kChunkShift][id & kChunkMask]; }
@@ -55,7 +68,7 @@ class StateStore {
   uint64_t hash(const uint64_t* row) const;
   uint64_t slot_of(uint64_t h) const { return static_cast<uint64_t>((static_cast<__uint128_t>(h) * table_.size()) >> 64); }
   // Finds `row` (compressed): the table position holding it, or the empty position where it would go.
-  uint64_t find(const uint64_t* row, bool* found) const;
+  uint64_t find(const uint64_t* row, uint64_t h, bool* found) const;
   void grow();
 
   std::vector<int> word_bits_;
@@ -67,6 +80,47 @@ class StateStore {
   std::vector<uint32_t> table_;
   uint64_t grow_at_ = 0;
   mutable std::vector<uint64_t> scratch_;  // compressed candidate row
+};
+
+// Hash compaction (Wolper and Leroy, "Reliable hashing without collision detection", CAV 1993): the visited set keeps
+// a 64-bit fingerprint per state in an open-addressing table (grows x2 at 3/4 full; 8 bytes per slot). Two states with
+// the same fingerprint count as one, so a state can be missed: with n states the probability that any was is at most
+// n(n-1)/2 / 2^64.
+class FingerprintSet {
+ public:
+  FingerprintSet();
+  // True if `fingerprint` was not yet in the set (it is now).
+  bool insert(uint64_t fingerprint);
+  uint64_t size() const { return size_; }
+  uint64_t bytes() const { return table_.capacity() * sizeof(uint64_t); }
+  // Upper bound on the probability that some state was taken for another (birthday bound).
+  double omission_probability() const;
+
+ private:
+  void grow();
+  std::vector<uint64_t> table_;  // 0 = empty (fingerprint 0 is stored as 1)
+  uint64_t size_ = 0;
+};
+
+// Bitstate hashing (supertrace; Holzmann, "An analysis of bitstate hashing", FMSD 1998): a state is recorded by
+// setting k bits of a 2^log2_bits array, chosen by double hashing h1 + i*h2 (Kirsch and Mitzenmacher, ESA 2006); a
+// state whose k bits are all set already counts as visited, so states can be missed.
+class Bitstate {
+ public:
+  Bitstate(int log2_bits, int hashes);
+  // True if at least one of the state's bits was clear (the state is new; its bits are set now).
+  bool insert(uint64_t h1, uint64_t h2);
+  uint64_t size() const { return size_; }
+  uint64_t bytes() const { return bits_.size() * sizeof(uint64_t); }
+  // After n insertions, the probability that a new state's k bits were all set already, (1 - e^(-kn/m))^k: the chance
+  // that the last state stored would have been missed, an upper bound for any state of the search.
+  double omission_probability() const;
+
+ private:
+  std::vector<uint64_t> bits_;
+  uint64_t mask_;
+  int hashes_;
+  uint64_t size_ = 0;
 };
 
 }  // namespace qpcheck::explore

@@ -30,6 +30,9 @@ std::string to_text(const Trace& t) {
   if (t.verdict == "holds") {
     out += fmt::format("{}: HOLDS: every invariant and assertion holds in all {} reachable states\n", t.spec,
                        t.stats.states);
+  } else if (t.verdict == "inconclusive" && (t.limit == "hash-compaction" || t.limit == "bitstate")) {
+    out += fmt::format("{}: INCONCLUSIVE: no violation found in a partial search (--storage {}, {} states stored; "
+                       "states may have been missed)\n", t.spec, t.limit, t.stats.states);
   } else if (t.verdict == "inconclusive") {
     out += fmt::format("{}: INCONCLUSIVE: stopped by --{} after {} states; no violation found so far\n", t.spec,
                        t.limit, t.stats.states);
