@@ -87,6 +87,9 @@ void setup_verify(CLI::App& app, VerifyOptions& opt) {
           CLI::ignore_case));
   app.add_option("--bitstate-bits", opt.bitstate_bits, "bitstate: the bit array has 2^N bits (10-36; 30 = 128 MiB)")
       ->check(CLI::Range(10, 36));
+  app.add_flag("--por", opt.por,
+               "partial-order reduction (ample sets over independent groups of actions, cycle proviso): fewer states, "
+               "same verdict; counterexamples not promised shortest");
   app.add_option("--hashes", opt.hashes, "bitstate: hash functions (bits set) per state (1-16; default 3)")
       ->check(CLI::Range(1, 16));
 }
@@ -151,6 +154,12 @@ int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
   eo.storage = opt.storage;
   eo.bitstate_log2_bits = opt.bitstate_bits;
   eo.bitstate_hashes = opt.hashes;
+  eo.por = opt.por;
+  if (opt.por && (opt.strategy != explore::Strategy::kBfs || opt.threads > 1 || opt.storage != explore::Storage::kExact)) {
+    err << "qpcheck: error: --por runs breadth-first on one thread with exact storage (no --strategy dfs, --threads, "
+           "--storage)\n";
+    return code(ExitCode::kUsage);
+  }
   if (opt.storage != explore::Storage::kExact && (opt.strategy != explore::Strategy::kBfs || opt.threads > 1)) {
     err << "qpcheck: error: --storage hash-compaction and bitstate search breadth-first on one thread (no --strategy "
            "dfs, no --threads)\n";
@@ -203,12 +212,17 @@ int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
       j["storage"] = opt.storage == explore::Storage::kHashCompaction ? "hash-compaction" : "bitstate";
       j["omission_probability"] = result.omission_probability;
     }
+    if (opt.por) j["por"] = {{"groups", result.por_groups}, {"reduced_states", result.por_reduced_states}};
     return j;
   };
   if (opt.format == Format::kJson) {
     out << trace::dump_json(json());
   } else {
     out << trace::to_text(t);
+    if (opt.por) {
+      out << fmt::format("partial-order reduction: {} independence groups; {} of the expanded states used an ample "
+                         "set\n", result.por_groups, result.por_reduced_states);
+    }
     if (partial) {
       out << fmt::format("partial search: probability that a reachable state was missed <= {:.3g}\n",
                          result.omission_probability);

@@ -30,6 +30,7 @@ struct VerifyOptions {
   explore::Storage storage = explore::Storage::kExact;
   int bitstate_bits = 30;               // log2 of the bitstate array's size in bits
   int hashes = 3;                       // bitstate: bits per state
+  bool por = false;                     // partial-order reduction
 };
 
 // Registers the subcommand's options on `app` (a CLI11 subcommand) bound to `opt`.

@@ -68,8 +68,11 @@ class Search : public model::SuccessorSink {
         check_new(id);
       }
     }
+    if (opt_.por && opt_.strategy == Strategy::kBfs && opt_.threads <= 1) por_ = sys_.independence();
     if (opt_.strategy == Strategy::kDfs) {
       dfs();
+    } else if (por_.groups > 1) {
+      bfs();
     } else if (opt_.threads > 1 && make_workers()) {
       bfs_parallel();
     } else {
@@ -102,6 +105,7 @@ class Search : public model::SuccessorSink {
   void failure(uint32_t action, const Violation& v) override {
     ++stats_.transitions;
     fire(action);
+    if (por_.groups > 1) failed_.push_back(action);
     if (!found_) found_ = Found{v, current_, action};
   }
 
@@ -119,12 +123,63 @@ class Search : public model::SuccessorSink {
   void expand(uint32_t id) {
     current_ = id;
     store_.load(id, buf_.data());
-    int enabled = sys_.successors(buf_.data(), *this);
+    int enabled = por_.groups > 1 ? expand_reduced() : sys_.successors(buf_.data(), *this);
     if (enabled == 0 && opt_.check_deadlock && (store_.load(id, buf_.data()), !sys_.valid_end(buf_.data()))) {
       deadlock_ = Found{Violation{Violation::Kind::kDeadlock, "deadlock",
                                   "no process can move and not every process is at a valid end state", {}},
                         id, kNoState};
     }
+  }
+
+  // Partial-order reduction (ample sets; Peled, CAV 1993; Clarke, Grumberg, Peled, "Model Checking", ch. 10): of the
+  // enabled actions of buf_, explore only those of the first independence group that (C1) has an enabled action --
+  // all of that group's enabled actions are taken, and the other groups' actions touch disjoint slots, so they can
+  // neither enable nor disable them nor be affected by them --, (C2) has no enabled action that writes a slot an
+  // invariant reads, and (C3, cycle proviso) leads only to states not stored yet, so every cycle of the reduced graph
+  // has a fully expanded state. Otherwise expand fully. Step failures of every enabled action are still reported.
+  // Preserves deadlocks, invariant violations and assertion failures; not the shortest counterexample.
+  struct Collect : model::SuccessorSink {
+    Search* self = nullptr;
+    std::vector<uint32_t> actions;
+    std::vector<uint64_t> states;
+    int words = 0;
+    void successor(uint32_t a, const uint64_t* s) override {
+      actions.push_back(a);
+      states.insert(states.end(), s, s + words);
+    }
+    void failure(uint32_t a, const Violation& v) override { self->failure(a, v); }
+  };
+  int expand_reduced() {
+    Collect& c = collect_;
+    c.self = this;
+    c.words = store_.words();
+    c.actions.clear();
+    c.states.clear();
+    int enabled = sys_.successors(buf_.data(), c);
+    const std::vector<int>& group = por_.group;
+    int chosen = -1;
+    // Groups in order of their first enabled action; a failing action's group is ineligible too (it is visible).
+    for (size_t i = 0; i < c.actions.size() && chosen < 0; ++i) {
+      int g = group[c.actions[i]];
+      bool seen_before = false;
+      for (size_t k = 0; k < i; ++k) seen_before = seen_before || group[c.actions[k]] == g;
+      if (seen_before) continue;
+      bool ok = c.actions.size() > 1;
+      for (size_t k = i; k < c.actions.size() && ok; ++k) {
+        if (group[c.actions[k]] != g) continue;
+        ok = !por_.visible[c.actions[k]] && !store_.contains(&c.states[k * c.words]);
+      }
+      for (uint32_t f : failed_) ok = ok && group[f] != g;
+      if (ok) chosen = g;
+    }
+    failed_.clear();
+    bool reduced = false;
+    for (size_t k = 0; k < c.actions.size(); ++k) {
+      if (chosen >= 0 && group[c.actions[k]] != chosen) { reduced = true; continue; }
+      successor(c.actions[k], &c.states[k * c.words]);
+    }
+    if (reduced) ++reduced_states_;
+    return enabled;
   }
 
   bool limit_hit() {
@@ -428,11 +483,18 @@ class Search : public model::SuccessorSink {
     }
     r.stats = stats_;
     r.action_fired = std::move(fired_);
+    r.por_groups = opt_.por ? por_.groups : 0;
+    r.por_reduced_states = reduced_states_;
+    if (por_.groups > 1) r.shortest = false;
     return r;
   }
 
   model::TransitionSystem& sys_;
   const Options& opt_;
+  model::TransitionSystem::Independence por_;
+  uint64_t reduced_states_ = 0;
+  std::vector<uint32_t> failed_;    // POR: actions that failed in the current expansion
+  Collect collect_;
   StateStore store_;
   std::vector<std::unique_ptr<model::TransitionSystem>> workers_;  // parallel BFS: threads 1..n-1
   std::vector<uint64_t> buf_;       // the state being expanded

@@ -39,6 +39,10 @@ struct Options {
   // (a shortest counterexample). Needs TransitionSystem::clone(); DFS is always sequential.
   int threads = 1;
   Storage storage = Storage::kExact;
+  // Partial-order reduction (ample sets over TransitionSystem::independence() groups, with the cycle proviso). BFS on
+  // one thread, exact storage; it keeps every deadlock and violation but the counterexample is not promised shortest.
+  // Ignored when the system reports fewer than two groups.
+  bool por = false;
   int bitstate_log2_bits = 30;    // kBitstate: the bit array holds 2^bitstate_log2_bits bits (2^30 = 128 MiB)
   int bitstate_hashes = 3;        // kBitstate: bits set per state (k)
   // If set, called from the search (on the calling thread) about once per second of wall clock with the statistics
@@ -77,6 +81,9 @@ struct Result {
   // Partial storage (hash compaction, bitstate): an upper bound on the probability that a reachable state was
   // missed (see FingerprintSet and Bitstate in state_store.h); 0 for exact storage.
   double omission_probability = 0;
+  // --por: independence groups found (0 without --por) and expanded states that used an ample set.
+  int por_groups = 0;
+  uint64_t por_reduced_states = 0;
 };
 
 // Explores every reachable state of `system` (or until a limit). Stops at the first violation; under BFS it finishes

@@ -14,7 +14,7 @@ StateLayout::StateLayout(const std::vector<SlotInfo>& slots) {
     uint64_t range = static_cast<uint64_t>(s.hi - s.lo);
     int width = range == 0 ? 0 : 64 - std::countl_zero(range);
     if (used + width > 64) { ++word; used = 0; }
-    fields_.push_back(Field{word, used, width, s.lo});
+    fields_.push_back(Field{word, used, width, s.lo, width == 0 ? 0 : width == 64 ? ~0ULL : ((1ULL << width) - 1)});
     used += width;
     bits_ += width;
   }
@@ -31,12 +31,11 @@ void StateLayout::pack(const std::vector<int64_t>& values, uint64_t* out) const 
 }
 
 void StateLayout::unpack(const uint64_t* in, std::vector<int64_t>& values) const {
-  values.resize(fields_.size());
-  for (size_t i = 0; i < fields_.size(); ++i) {
-    const Field& f = fields_[i];
-    if (f.width == 0) { values[i] = f.lo; continue; }
-    uint64_t mask = f.width == 64 ? ~0ULL : ((1ULL << f.width) - 1);
-    values[i] = static_cast<int64_t>((in[f.word] >> f.shift) & mask) + f.lo;
+  if (values.size() != fields_.size()) values.resize(fields_.size());
+  int64_t* out = values.data();
+  const Field* f = fields_.data();
+  for (size_t i = 0, n = fields_.size(); i < n; ++i) {
+    out[i] = static_cast<int64_t>((in[f[i].word] >> f[i].shift) & f[i].mask) + f[i].lo;
   }
 }
 
@@ -129,6 +128,17 @@ void ModelSystem::build_fast() {
     if (!f.never) s.stmts(*body, f.body);
     for (auto [frame, v] : bound) s.unbind(frame);
   }
+  for (const Fast& f : fast_) {
+    Test t;  // kGeneral: no prefilter
+    if (f.never) {
+      t.kind = Test::Kind::kLt;  // st[0] < INT64_MIN: never
+      t.slot = 0;
+      t.k = INT64_MIN;
+    } else if (!f.conds.empty() && f.conds[0].kind != Test::Kind::kGeneral) {
+      t = f.conds[0];
+    }
+    first_test_.push_back(t);
+  }
   for (const Invariant& inv : model_.invariants) fast_invariants_.push_back(s.expr(inv.expr));
   fast_end_conds_.resize(model_.processes.size());
   for (size_t p = 0; p < model_.processes.size(); ++p) {
@@ -164,6 +174,10 @@ ModelSystem::Test ModelSystem::make_test(const Expr* e) {
       break;
     case Op::kNot:
       if ((sa = slot_of(e->a)) >= 0) set(K::kEq, sa, 0);
+      else if (e->a->op == Op::kEmpty && e->a->a->op == Op::kSlot) set(K::kNe, static_cast<int>(e->a->a->value), 0);
+      else if (e->a->op == Op::kFull && e->a->a->op == Op::kSlot) {
+        set(K::kNe, static_cast<int>(e->a->a->value), e->a->a->type->capacity);
+      }
       break;
     case Op::kEmpty:
       if (e->a->op == Op::kSlot) set(K::kEq, static_cast<int>(e->a->value), 0);
@@ -208,6 +222,158 @@ bool ModelSystem::conds_hold(const Fast& f) {
     if (!ok) return false;
   }
   return true;
+}
+
+namespace {
+
+// Collects the state slots an expression or statement can touch, as half-open ranges; `all` when unknown.
+struct Footprint {
+  const Model& m;
+  std::vector<std::pair<int64_t, int64_t>> touched;  // [first, last)
+  std::vector<std::pair<int64_t, int64_t>> written;
+  bool all = false;
+  int depth = 0;
+
+  // The slots a location expression may designate.
+  void location(const Expr* e, bool write) {
+    auto add = [&](int64_t first, int64_t n) {
+      touched.emplace_back(first, first + n);
+      if (write) written.emplace_back(first, first + n);
+    };
+    switch (e->op) {
+      case Op::kSlot: add(e->value, e->type->slots); return;
+      case Op::kField:
+      case Op::kHead:
+        location(e->a, write);  // the whole record / queue
+        return;
+      case Op::kIndex:
+        location(e->a, write);  // the whole array
+        expr(e->b);
+        return;
+      default: all = true; return;
+    }
+  }
+  void expr(const Expr* e) {
+    if (e == nullptr || all) return;
+    if (++depth > 200) { all = true; return; }
+    switch (e->op) {
+      case Op::kConst:
+      case Op::kFrame: break;
+      case Op::kSlot:
+      case Op::kIndex:
+      case Op::kField:
+      case Op::kHead: location(e, false); break;
+      case Op::kAt:
+        touched.emplace_back(e->stride, e->stride + (e->a == nullptr ? 1 : e->count));
+        expr(e->a);
+        break;
+      case Op::kCallFn:
+        for (const Expr* a : e->args) expr(a);
+        expr(e->fn->body);
+        break;
+      case Op::kLen:
+      case Op::kEmpty:
+      case Op::kFull: location(e->a, false); break;
+      case Op::kContains: location(e->a, false); expr(e->b); break;
+      case Op::kEq:
+      case Op::kNe:
+        if (e->equal_composite) { location(e->a, false); location(e->b, false); break; }
+        expr(e->a);
+        expr(e->b);
+        break;
+      default:
+        expr(e->a);
+        expr(e->b);
+        expr(e->c);
+        for (const Expr* a : e->args) expr(a);
+        break;
+    }
+    --depth;
+  }
+  void stmts(const std::vector<const Stmt*>& body) {
+    for (const Stmt* s : body) stmt(s);
+  }
+  void stmt(const Stmt* s) {
+    if (all) return;
+    if (++depth > 200) { all = true; return; }
+    switch (s->op) {
+      case SOp::kAssign:
+        location(s->lhs, true);
+        if (s->lhs->type->scalar()) expr(s->rhs); else location(s->rhs, false);
+        break;
+      case SOp::kPush:
+        location(s->lhs, true);
+        if (s->lhs->type->elem->scalar()) expr(s->rhs); else location(s->rhs, false);
+        break;
+      case SOp::kPop:
+      case SOp::kClear: location(s->lhs, true); break;
+      case SOp::kCall:
+        for (const Expr* a : s->args) expr(a);
+        stmts(s->proc->body);
+        break;
+      case SOp::kIf: expr(s->rhs); stmts(s->body); stmts(s->else_body); break;
+      case SOp::kFor: stmts(s->body); break;
+      case SOp::kRequire:
+      case SOp::kAssert: expr(s->rhs); break;
+      case SOp::kFail:
+      case SOp::kSkip: break;
+    }
+    --depth;
+  }
+};
+
+}  // namespace
+
+TransitionSystem::Independence ModelSystem::independence() const {
+  const size_t n = fast_.size();
+  const int64_t slots = static_cast<int64_t>(model_.slots.size());
+  // Union-find over actions: two actions that touch a common slot are in one group.
+  std::vector<int> parent(n);
+  for (size_t i = 0; i < n; ++i) parent[i] = static_cast<int>(i);
+  std::function<int(int)> root = [&](int x) { return parent[x] == x ? x : parent[x] = root(parent[x]); };
+  std::vector<int> owner(slots, -1);  // first action touching each slot
+  std::vector<uint8_t> inv_read(slots, 0);
+  Footprint inv{model_};
+  for (const Expr* e : fast_invariants_) inv.expr(e);
+  for (auto [a, b] : inv.touched) {
+    for (int64_t x = std::max<int64_t>(a, 0); x < std::min(b, slots); ++x) inv_read[x] = 1;
+  }
+  Independence ind;
+  ind.visible.assign(n, 0);
+  for (size_t id = 0; id < n; ++id) {
+    const Fast& f = fast_[id];
+    Footprint fp{model_};
+    for (const Test& t : f.conds) {
+      if (t.kind == Test::Kind::kGeneral) fp.expr(t.e);
+      else fp.touched.emplace_back(t.slot, t.slot + 1);
+    }
+    fp.stmts(f.body);
+    if (f.rule >= 0) fp.all = true;  // parameters bound at run time: no static footprint kept
+    if (f.pc_slot >= 0) {
+      fp.touched.emplace_back(f.pc_slot, f.pc_slot + 1);
+      fp.written.emplace_back(f.pc_slot, f.pc_slot + 1);
+    }
+    if (fp.all || inv.all) return {};  // unknown footprint: no reduction
+    for (auto [a, b] : fp.touched) {
+      for (int64_t x = std::max<int64_t>(a, 0); x < std::min(b, slots); ++x) {
+        if (owner[x] < 0) owner[x] = static_cast<int>(id);
+        else parent[root(static_cast<int>(id))] = root(owner[x]);
+      }
+    }
+    for (auto [a, b] : fp.written) {
+      for (int64_t x = std::max<int64_t>(a, 0); x < std::min(b, slots); ++x) {
+        if (inv_read[x]) ind.visible[id] = 1;
+      }
+    }
+  }
+  std::vector<int> number(n, -1);
+  ind.group.resize(n);
+  for (size_t id = 0; id < n; ++id) {
+    int r = root(static_cast<int>(id));
+    if (number[r] < 0) number[r] = ind.groups++;
+    ind.group[id] = number[r];
+  }
+  return ind;
 }
 
 std::vector<int64_t> ModelSystem::unpack(const uint64_t* state) const {
@@ -292,14 +458,22 @@ int ModelSystem::successors(const uint64_t* state, SuccessorSink& sink) {
     undo();
     sink.successor(id, packed_.data());
   };
+  // The prefilter rejects most disabled actions with one compare, before any call.
+  const int64_t* st = base_.data();
   for (size_t p = 0; p < model_.processes.size(); ++p) {
-    int pc = static_cast<int>(base_[model_.processes[p].pc_slot]);
+    int pc = static_cast<int>(st[model_.processes[p].pc_slot]);
     uint32_t first = first_action_[p][pc];
     uint32_t n = static_cast<uint32_t>(model_.processes[p].edges[pc].size());
-    for (uint32_t e = 0; e < n; ++e) attempt(first + e);
+    for (uint32_t id = first; id < first + n; ++id) {
+      if (quick(first_test_[id], st)) attempt(id);
+    }
   }
   for (size_t r = 0; r < model_.rules.size(); ++r) {
-    for (int64_t t = 0; t < model_.rules[r].instances; ++t) attempt(rule_first_action_[r] + static_cast<uint32_t>(t));
+    uint32_t first = rule_first_action_[r];
+    uint32_t n = static_cast<uint32_t>(model_.rules[r].instances);
+    for (uint32_t id = first; id < first + n; ++id) {
+      if (quick(first_test_[id], st)) attempt(id);
+    }
   }
   return enabled;
 }

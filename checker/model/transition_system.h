@@ -55,6 +55,15 @@ class TransitionSystem {
   virtual std::vector<int> word_bits() const { return std::vector<int>(state_words(), 64); }
   // An independent copy for another thread (same model, its own evaluation state), or nullptr if not supported.
   virtual std::unique_ptr<TransitionSystem> clone() const { return nullptr; }
+  // Partial-order reduction: per action id, its independence group, or empty if unknown. Actions of different groups
+  // touch (read or write) disjoint state slots in every state, so they are independent and neither enables nor
+  // disables the other. `visible` marks the actions that write a slot an invariant reads.
+  struct Independence {
+    std::vector<int> group;           // per action
+    std::vector<uint8_t> visible;     // per action
+    int groups = 0;
+  };
+  virtual Independence independence() const { return {}; }
 };
 
 // Bit layout of a packed state: each slot stores (value - lo) in the fewest bits that hold its range.
@@ -68,8 +77,7 @@ class StateLayout {
   // Overwrites slot `slot` of the packed state `out` with `value`.
   void set(uint64_t* out, int slot, int64_t value) const {
     const Field& f = fields_[slot];
-    if (f.width == 0) return;
-    uint64_t mask = (f.width == 64 ? ~0ULL : ((1ULL << f.width) - 1)) << f.shift;
+    uint64_t mask = f.mask << f.shift;
     out[f.word] = (out[f.word] & ~mask) | ((static_cast<uint64_t>(value - f.lo) << f.shift) & mask);
   }
   // Bits used in each word (fields never straddle words); a store may keep only these.
@@ -79,6 +87,7 @@ class StateLayout {
   struct Field {
     int word, shift, width;
     int64_t lo;
+    uint64_t mask;                    // (1 << width) - 1; 0 for a constant slot
   };
   std::vector<Field> fields_;
   int words_ = 0;
@@ -110,6 +119,9 @@ class ModelSystem : public TransitionSystem {
   }
   std::vector<int> word_bits() const override { return layout_.word_bits(); }
   std::unique_ptr<TransitionSystem> clone() const override { return std::make_unique<ModelSystem>(model_); }
+  // Groups from a static analysis of the slots each specialised action can touch (dynamic indexes count as the whole
+  // array, calls that are not inlined as their bodies): in rdma_cm, one group per connection.
+  Independence independence() const override;
 
   const Model& model() const { return model_; }
   const StateLayout& layout() const { return layout_; }
@@ -155,6 +167,18 @@ class ModelSystem : public TransitionSystem {
   };
   // Do f's conditions hold in machine_.state? Throws StepFailure (a runtime error in a guard).
   bool conds_hold(const Fast& f);
+  static bool quick(const Test& t, const int64_t* st) {
+    switch (t.kind) {
+      case Test::Kind::kEq: return st[t.slot] == t.k;
+      case Test::Kind::kNe: return st[t.slot] != t.k;
+      case Test::Kind::kLt: return st[t.slot] < t.k;
+      case Test::Kind::kLe: return st[t.slot] <= t.k;
+      case Test::Kind::kGt: return st[t.slot] > t.k;
+      case Test::Kind::kGe: return st[t.slot] >= t.k;
+      default: return true;
+    }
+  }
+  std::vector<Test> first_test_;      // per action: its first condition if quick (else kGeneral), for a prefilter
 
   const Model& model_;
   StateLayout layout_;
