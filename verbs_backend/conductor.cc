@@ -272,7 +272,13 @@ class Run {
       size_t& cursor = op.op == "poll_recv" ? o.recv_poll : o.recv_expect;
       bool got = wait_recv(op.ep, cursor, &st);
       std::string seen = got ? o.recvs[cursor++] : "";
-      return observe(got, "IBV_WC_SUCCESS", seen);
+      bool ok = observe(got, "IBV_WC_SUCCESS", seen);
+      if (!got && st.ok() && o.flushed_recvs > 0) {
+        // the receives came back flushed: the QP went to ERR instead (say so beside "nothing")
+        out_.log.back().observed += fmt::format(" ({} receive WRs completed with IBV_WC_WR_FLUSH_ERR)", o.flushed_recvs);
+        if (out_.step == s.index) out_.observed = out_.log.back().observed;
+      }
+      return ok;
     }
     rec.observed = "not implemented";
     rec.match = false;

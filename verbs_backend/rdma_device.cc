@@ -6,6 +6,7 @@
 #include <infiniband/verbs.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <unistd.h>
 #include <rdma/rdma_cma.h>
 
 #include <array>
@@ -81,9 +82,9 @@ class RdmaDevice : public Device {
     timeout_ = timeout;
     if (Status st = check_device(); !st.ok()) return st;
     passive_channel_.reset(rdma_create_event_channel());
-    if (!passive_channel_) return rdma_fail("rdma_create_event_channel", "/dev/infiniband/rdma_cm");
+    if (!passive_channel_) return channel_fail();
     active_channel_.reset(rdma_create_event_channel());
-    if (!active_channel_) return rdma_fail("rdma_create_event_channel", "/dev/infiniband/rdma_cm");
+    if (!active_channel_) return channel_fail();
     for (rdma_event_channel* ch : {passive_channel_.get(), active_channel_.get()}) {
       int flags = fcntl(ch->fd, F_GETFL);
       if (flags < 0 || fcntl(ch->fd, F_SETFL, flags | O_NONBLOCK) < 0) return rdma_fail("fcntl", "event channel");
@@ -250,6 +251,18 @@ class RdmaDevice : public Device {
       return "RDMA_CM_EVENT_" + std::string(lang::kCmEventNames[v]);
     }
     return fmt::format("RDMA_CM_EVENT_{}", v);
+  }
+
+  // librdmacm reports a /dev/infiniband/rdma_cm it may not open as ENODEV/ENOENT (it finds no usable device): name
+  // the permission problem when that is what it is.
+  static Status channel_fail() {
+    int err = errno;
+    for (const char* dev : {"/dev/infiniband/rdma_cm", "/dev/infiniband/uverbs0"}) {
+      if (access(dev, R_OK | W_OK) != 0 && errno == EACCES) {
+        return fail("rdma_create_event_channel", EACCES, fmt::format("{}: no read/write permission for this user", dev));
+      }
+    }
+    return fail("rdma_create_event_channel", err, "/dev/infiniband/rdma_cm");
   }
 
   // The named ibv device must exist; the list itself needs /sys/class/infiniband and the uverbs module.
