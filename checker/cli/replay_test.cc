@@ -96,10 +96,42 @@ TEST_CASE("strict QP creation: the device creates the QP in INIT and accepts the
   CHECK(r.report["observed"] == "every call succeeded");
 }
 
+TEST_CASE("strict QP creation on a device that refuses the post: REPRODUCED at step 2 with the errno") {
+  ReplayOptions o;
+  o.file = trace_of("06_today_strict_create");
+  o.device = "fake0";
+  o.format = Format::kJson;
+  std::ostringstream out, err;
+  int rc = run_replay(o, out, err, [](const ReplayOptions&) {
+    verbs::FakeDevice::Options f;
+    f.fail_api = "ibv_post_recv";  // a STRICT device: the QP is still in RESET
+    f.fail_errno = 22;
+    return std::make_unique<verbs::FakeDevice>(f);
+  });
+  CHECK(rc == 10);
+  nlohmann::json r = nlohmann::json::parse(out.str());
+  CHECK(r["step"] == 2);
+  CHECK(r["observed"] == "ibv_post_recv: Invalid argument (errno 22): injected by the test");
+}
+
 TEST_CASE("a violation of a ghost property: the device follows the whole schedule: REPRODUCED") {
   Result r = replay_on(trace_of("07_wakeup_before_recv"), T::kIB);
   CHECK(r.rc == 10);
   CHECK(r.report["step"] == 10);
+}
+
+TEST_CASE("traces carry the bound replay operations; verify --witness adds a shortest terminating schedule") {
+  std::ifstream in(trace_of("03_patch_passive_first_ib"));
+  nlohmann::json t = nlohmann::json::parse(in);
+  CHECK(t["version"] == 1);
+  CHECK(t["steps"][1]["calls"][0]["replay"] == nlohmann::json::parse(R"([{"op": "connect", "args": ["ACTIVE", "0"]}])"));
+  CHECK(t["steps"][6]["calls"][0]["replay"] == nlohmann::json::parse(R"([{"op": "accept", "args": ["PASSIVE", "0"]}])"));
+  std::ifstream in2(trace_of("01_linux_today"));
+  nlohmann::json w = nlohmann::json::parse(in2);
+  CHECK(w["verdict"] == "holds");
+  CHECK(!w.contains("violation"));
+  CHECK(w["steps"].size() == 31);
+  for (const auto& p : w["final"]) CHECK(p["blocked"] == true);  // terminal: nothing enabled
 }
 
 TEST_CASE("witness schedules of specs that hold run to their end without a violation") {
