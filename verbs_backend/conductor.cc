@@ -236,7 +236,8 @@ class Run {
     auto observe = [&](bool got, const std::string& expected, const std::string& seen) {
       rec.expected = expected;
       rec.observed = !st.ok() ? st.text() : got ? seen : nothing();
-      rec.match = st.ok() && got && seen == expected;
+      // an event may carry its status: "RDMA_CM_EVENT_REJECTED (status 28)" is a REJECTED
+      rec.match = st.ok() && got && (seen == expected || seen.rfind(expected + " (status", 0) == 0);
       log(rec);
       if (rec.match) return true;
       bool signature = last && plan_.trace_verdict == "violated";

@@ -7,7 +7,8 @@
 # Exit: 0 every verdict as required; 1 a verdict differs or the VM failed; 77 SKIP (the VM cannot be built here:
 # no root, no qemu and no network to the Debian registry): the reason is printed, never a silent pass.
 # Environment: QPCHECK_VM_CACHE (default /var/cache/qpcheck-vm) keeps the downloaded .debs, the kernel, the modules
-# and siw.ko between runs; QPCHECK_VM_TIMEOUT (s, default 1200) bounds the VM; QPCHECK_TIMEOUT_MS each replay wait.
+# and siw.ko between runs; QPCHECK_VM_TIMEOUT (s, default 1200) bounds the VM; QPCHECK_TIMEOUT_MS each replay wait;
+# QPCHECK_LIVE_LIST another trace list; QPCHECK_LIVE_LOG=FILE keeps the serial console.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 repo=$PWD
@@ -86,7 +87,7 @@ while read -r name spec params dev exp edit; do
   fi
   echo "$name $dev $exp" >>"$root/traces/list"
   expect[$name]=$exp; device[$name]=$dev; names+=("$name")
-done < tests/live/traces.txt
+done < "${QPCHECK_LIVE_LIST:-tests/live/traces.txt}"
 
 # 4. The initramfs: busybox, qpcheck and rdma with their libraries, the rxe and siw providers, the modules.
 cp /bin/busybox "$root/bin/busybox"
