@@ -30,6 +30,10 @@ std::string to_text(const Trace& t) {
   if (t.verdict == "holds") {
     out += fmt::format("{}: HOLDS: every invariant and assertion holds in all {} reachable states\n", t.spec,
                        t.stats.states);
+    if (!t.steps.empty()) {
+      out += fmt::format("witness: a {}run of {} steps to a terminal valid end is in the JSON report (qpcheck "
+                         "replay drives it on a device)\n", t.shortest ? "shortest " : "", t.steps.size());
+    }
   } else if (t.verdict == "inconclusive") {
     out += fmt::format("{}: INCONCLUSIVE: stopped by --{} after {} states; no violation found so far\n", t.spec,
                        t.limit, t.stats.states);
