@@ -1,7 +1,9 @@
 #include "verbs_backend/conductor.h"
 
 #include <chrono>
+#include <algorithm>
 #include <cstdlib>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -155,8 +157,8 @@ class Run {
   // Waits until `list` (filled by `pump`) has more than `cursor` entries. Returns false on timeout; a device error
   // is left in *error.
   template <typename Pump>
-  bool wait_for(const std::vector<std::string>& list, size_t cursor, Pump pump, Status* error) {
-    auto deadline = std::chrono::steady_clock::now() + opt_.timeout;
+  bool wait_for(const std::vector<std::string>& list, size_t cursor, Millis timeout, Pump pump, Status* error) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
     while (list.size() <= cursor) {
       auto left = std::chrono::duration_cast<Millis>(deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0) return false;
@@ -168,9 +170,9 @@ class Run {
     return true;
   }
 
-  bool wait_event(Ep e, size_t cursor, Status* error) {
+  bool wait_event(Ep e, size_t cursor, Status* error, std::optional<Millis> timeout = std::nullopt) {
     Observed& o = obs(e);
-    return wait_for(o.events, cursor, [&](Millis left, bool* got) {
+    return wait_for(o.events, cursor, timeout.value_or(opt_.timeout), [&](Millis left, bool* got) {
       std::optional<std::string> ev;
       Status st = dev_.next_cm_event(e, left, &ev);
       if (ev) o.events.push_back(*ev);
@@ -179,9 +181,9 @@ class Run {
     }, error);
   }
 
-  bool wait_send(Ep e, size_t cursor, Status* error) {
+  bool wait_send(Ep e, size_t cursor, Status* error, std::optional<Millis> timeout = std::nullopt) {
     Observed& o = obs(e);
-    return wait_for(o.sends, cursor, [&](Millis left, bool* got) {
+    return wait_for(o.sends, cursor, timeout.value_or(opt_.timeout), [&](Millis left, bool* got) {
       std::optional<Completion> wc;
       Status st = dev_.next_send_completion(e, left, &wc);
       if (wc) o.sends.push_back(wc->name);
@@ -192,9 +194,9 @@ class Run {
 
   // Receive completions: IBV_WC_WR_FLUSH_ERR is a receive WR given back when the QP entered ERR, not an arrival:
   // counted on its own. Any other error status is recorded as observed (and will not match IBV_WC_SUCCESS).
-  bool wait_recv(Ep e, size_t cursor, Status* error) {
+  bool wait_recv(Ep e, size_t cursor, Status* error, std::optional<Millis> timeout = std::nullopt) {
     Observed& o = obs(e);
-    return wait_for(o.recvs, cursor, [&](Millis left, bool* got) {
+    return wait_for(o.recvs, cursor, timeout.value_or(opt_.timeout), [&](Millis left, bool* got) {
       std::optional<Completion> wc;
       Status st = dev_.next_recv_completion(e, left, &wc);
       *got = wc.has_value();
@@ -308,10 +310,41 @@ class Run {
                                            "observable, so {} is a property of the program's own order",
                                            plan_.property)
                              : "every predicted event and completion was observed, the violation's included");
+    } else if (std::string bad = unpredicted(); !bad.empty()) {
+      decide(Verdict::kDiverged, end.index, "nothing more", bad,
+             "after the schedule's last step the device reported an error the model did not predict");
     } else {
       decide(Verdict::kNotReproduced, 0, "no violation", "no violation",
              "the device followed the whole schedule of a spec that holds, as predicted");
     }
+  }
+
+  // After a holds schedule: drains what the device still reports (each wait at most 200 ms) and returns the first
+  // error nobody predicted (a send/receive completion other than success or flush; a failing CM event), or "".
+  std::string unpredicted() {
+    Millis window = std::min(opt_.timeout, Millis(200));
+    Status st;
+    for (Ep e : {Ep::kActive, Ep::kPassive}) {
+      Observed& o = obs(e);
+      while (wait_event(e, o.events.size(), &st, window) && st.ok()) {}
+      for (size_t i = std::max(o.event_expect, o.event_get); i < o.events.size(); ++i) {
+        for (const char* bad : {"RDMA_CM_EVENT_CONNECT_ERROR", "RDMA_CM_EVENT_UNREACHABLE", "RDMA_CM_EVENT_REJECTED",
+                                "RDMA_CM_EVENT_DEVICE_REMOVAL"}) {
+          if (o.events[i].rfind(bad, 0) == 0) return fmt::format("{} on {}", o.events[i], ep_name(e));
+        }
+      }
+      while (wait_send(e, o.sends.size(), &st, window) && st.ok()) {}
+      for (size_t i = o.send_expect; i < o.sends.size(); ++i) {
+        if (o.sends[i] != "IBV_WC_SUCCESS" && o.sends[i] != "IBV_WC_WR_FLUSH_ERR") {
+          return fmt::format("a send completion {} on {}", o.sends[i], ep_name(e));
+        }
+      }
+      while (wait_recv(e, o.recvs.size(), &st, window) && st.ok()) {}
+      for (size_t i = std::max(o.recv_expect, o.recv_poll); i < o.recvs.size(); ++i) {
+        if (o.recvs[i] != "IBV_WC_SUCCESS") return fmt::format("a receive completion {} on {}", o.recvs[i], ep_name(e));
+      }
+    }
+    return "";
   }
 
   void log(const OpRecord& r) { out_.log.push_back(r); }

@@ -156,6 +156,20 @@ TEST_CASE("a hand-made trace that contradicts the device: DIVERGED at that step,
   CHECK(r.report["observed"] == "RDMA_CM_EVENT_ESTABLISHED");
 }
 
+TEST_CASE("a schedule the model calls safe, after which the device reports an error completion: DIVERGED") {
+  std::ifstream in(trace_of("03_patch_passive_first_ib"));
+  nlohmann::json doc = nlohmann::json::parse(in);
+  // a hand-made "holds" schedule: the first 9 steps of the IB counterexample, the RNR step left out
+  doc["verdict"] = "holds";
+  doc.erase("violation");
+  doc["steps"].erase(9);
+  Result r = replay_on(write("unpredicted.json", doc.dump()), T::kIB);
+  CHECK(r.rc == 12);
+  CHECK(r.report["step"] == 9);
+  CHECK(r.report["expected"] == "nothing more");
+  CHECK(r.report["observed"] == "a send completion IBV_WC_RNR_RETRY_EXC_ERR on PASSIVE");
+}
+
 TEST_CASE("a verbs call that fails where the model allows it: DIVERGED, with the API and errno") {
   ReplayOptions o;
   o.file = trace_of("03_patch_passive_first_ib");
