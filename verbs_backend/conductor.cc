@@ -159,9 +159,11 @@ class Run {
   template <typename Pump>
   bool wait_for(const std::vector<std::string>& list, size_t cursor, Millis timeout, Pump pump, Status* error) {
     auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (list.size() <= cursor) {
-      auto left = std::chrono::duration_cast<Millis>(deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0) return false;
+    // Pumps at least once, even when the timeout is shorter than a millisecond. A pump waits up to `left` itself, so
+    // one that returns nothing has used the time up.
+    for (bool first = true; list.size() <= cursor; first = false) {
+      auto left = std::max(Millis(0), std::chrono::duration_cast<Millis>(deadline - std::chrono::steady_clock::now()));
+      if (!first && left.count() == 0) return false;
       bool got = false;
       *error = pump(left, &got);
       if (!error->ok()) return false;
