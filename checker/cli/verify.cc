@@ -92,6 +92,8 @@ void setup_verify(CLI::App& app, VerifyOptions& opt) {
                "same verdict; counterexamples not promised shortest");
   app.add_option("--hashes", opt.hashes, "bitstate: hash functions (bits set) per state (1-16; default 3)")
       ->check(CLI::Range(1, 16));
+  app.add_flag("--witness", opt.witness,
+               "when every property holds, include a shortest run to a terminal valid end (for qpcheck replay)");
 }
 
 uint64_t default_memory_limit() {
@@ -165,6 +167,7 @@ int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
            "dfs, no --threads)\n";
     return code(ExitCode::kUsage);
   }
+  eo.witness = opt.witness;
   eo.limits.max_states = opt.max_states;
   eo.limits.max_depth = opt.max_depth;
   eo.limits.time_limit_seconds = opt.time_limit;

@@ -31,6 +31,7 @@ struct VerifyOptions {
   int bitstate_bits = 30;               // log2 of the bitstate array's size in bits
   int hashes = 3;                       // bitstate: bits per state
   bool por = false;                     // partial-order reduction
+  bool witness = false;                 // when every property holds, report a schedule to a terminal valid end
 };
 
 // Registers the subcommand's options on `app` (a CLI11 subcommand) bound to `opt`.

@@ -124,10 +124,15 @@ class Search : public model::SuccessorSink {
     current_ = id;
     store_.load(id, buf_.data());
     int enabled = por_.groups > 1 ? expand_reduced() : sys_.successors(buf_.data(), *this);
-    if (enabled == 0 && opt_.check_deadlock && (store_.load(id, buf_.data()), !sys_.valid_end(buf_.data()))) {
-      deadlock_ = Found{Violation{Violation::Kind::kDeadlock, "deadlock",
-                                  "no process can move and not every process is at a valid end state", {}},
-                        id, kNoState};
+    if (enabled == 0 && (opt_.witness || opt_.check_deadlock)) {
+      store_.load(id, buf_.data());
+      bool end = sys_.valid_end(buf_.data());
+      if (end && opt_.witness && terminal_ == kNoState) terminal_ = id;
+      if (!end && opt_.check_deadlock) {
+        deadlock_ = Found{Violation{Violation::Kind::kDeadlock, "deadlock",
+                                    "no process can move and not every process is at a valid end state", {}},
+                          id, kNoState};
+      }
     }
   }
 
@@ -238,6 +243,7 @@ class Search : public model::SuccessorSink {
     uint64_t transitions = 0;
     std::optional<Found> failure;   // its first step failure
     bool deadlock = false;
+    bool terminal = false;          // no action enabled, every process at a valid end (Options::witness)
   };
   struct Slice {
     std::vector<uint64_t> rows;     // candidate successors not in the store when the round began, packed as the
@@ -337,9 +343,11 @@ class Search : public model::SuccessorSink {
       sink.x = &x;
       store_.load(x.id, buf.data());
       int enabled = sys.successors(buf.data(), sink);
-      if (enabled == 0 && opt_.check_deadlock) {
+      if (enabled == 0 && (opt_.check_deadlock || opt_.witness)) {
         store_.load(x.id, buf.data());
-        x.deadlock = !sys.valid_end(buf.data());
+        bool end = sys.valid_end(buf.data());
+        x.deadlock = !end && opt_.check_deadlock;
+        x.terminal = end;
       }
       x.end = static_cast<uint32_t>(out.actions.size());
     }
@@ -403,6 +411,7 @@ class Search : public model::SuccessorSink {
             insert_known(row, sl.hashes[c], inv);
           }
           if (x.failure && !found_) found_ = x.failure;
+          if (x.terminal && opt_.witness && terminal_ == kNoState) terminal_ = x.id;
           head = x.id + 1;
           if (x.deadlock) {
             found_ = Found{Violation{Violation::Kind::kDeadlock, "deadlock",
@@ -465,21 +474,28 @@ class Search : public model::SuccessorSink {
     stats_.store_bytes = store_.bytes();
     stats_.peak_rss_bytes = peak_rss_bytes();
     r.limit = limit_;
-    if (found_) {
-      r.outcome = Outcome::kViolated;
-      r.violation = found_->violation;
-      r.shortest = opt_.strategy == Strategy::kBfs && shortest_known_;
+    auto path_to = [&](uint32_t last) {
       std::vector<uint32_t> chain;
-      for (uint32_t id = found_->state; id != kNoState; id = store_.predecessor(id)) chain.push_back(id);
+      for (uint32_t id = last; id != kNoState; id = store_.predecessor(id)) chain.push_back(id);
       for (size_t i = chain.size(); i-- > 0;) {
         std::vector<uint64_t> s(store_.words());
         store_.load(chain[i], s.data());
         if (i + 1 < chain.size()) r.path.actions.push_back(action_between(r.path.states.back(), s));
         r.path.states.push_back(std::move(s));
       }
+    };
+    if (found_) {
+      r.outcome = Outcome::kViolated;
+      r.violation = found_->violation;
+      r.shortest = opt_.strategy == Strategy::kBfs && shortest_known_;
+      path_to(found_->state);
       if (found_->failing_action != kNoState) r.path.actions.push_back(found_->failing_action);
     } else {
       r.outcome = limit_.empty() ? Outcome::kHolds : Outcome::kInconclusive;
+      if (r.outcome == Outcome::kHolds && terminal_ != kNoState) {
+        r.shortest = opt_.strategy == Strategy::kBfs;
+        path_to(terminal_);
+      }
     }
     r.stats = stats_;
     r.action_fired = std::move(fired_);
@@ -504,6 +520,7 @@ class Search : public model::SuccessorSink {
   std::optional<Found> found_;
   std::optional<Found> deadlock_;
   uint32_t current_ = kNoState;
+  uint32_t terminal_ = kNoState;    // Options::witness: the first terminal valid-end state expanded
   std::vector<uint32_t> stack_;     // DFS
   std::vector<uint32_t> depth_of_;  // DFS: depth of each state id
   bool depth_truncated_ = false;

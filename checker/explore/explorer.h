@@ -33,6 +33,9 @@ struct Options {
   Strategy strategy = Strategy::kBfs;
   Limits limits;
   bool check_deadlock = true;
+  // When every property holds, also return (in Result::path) a run to a terminal state: every process at a valid
+  // end and no action enabled. BFS: the shortest such run. A schedule to replay on a device (qpcheck replay).
+  bool witness = false;
   // BFS worker threads (1 = sequential). The parallel search expands each BFS layer in rounds: the threads generate
   // successors of consecutive slices of the layer and drop those already stored, then the calling thread inserts the
   // rest in the sequential order. State ids, counts, verdicts and counterexamples are exactly the sequential ones
@@ -71,7 +74,7 @@ struct Path {
 struct Result {
   Outcome outcome = Outcome::kHolds;
   std::optional<model::Violation> violation;
-  Path path;                      // the counterexample when violated
+  Path path;                      // the counterexample when violated; the witness run (Options::witness) when holds
   bool shortest = false;          // true when the counterexample is known to be a shortest one (BFS, no limit hit)
   std::string limit;              // which limit ended the search ("max-states", ...), empty if none
   Stats stats;
