@@ -242,6 +242,7 @@ class Search : public model::SuccessorSink {
     uint32_t first, end;            // its candidates in Slice::cand_*
     uint64_t transitions = 0;
     std::optional<Found> failure;   // its first step failure
+    uint32_t failure_at = 0;        // ... reported before candidate failure_at (order matters for found_)
     bool deadlock = false;
     bool terminal = false;          // no action enabled, every process at a valid end (Options::witness)
   };
@@ -327,7 +328,10 @@ class Search : public model::SuccessorSink {
       void failure(uint32_t action, const Violation& v) override {
         ++x->transitions;
         mark(action);
-        if (!x->failure) x->failure = Found{v, x->id, action};
+        if (!x->failure) {
+          x->failure = Found{v, x->id, action};
+          x->failure_at = static_cast<uint32_t>(out->actions.size());
+        }
       }
     } sink;
     sink.out = &out;
@@ -402,6 +406,7 @@ class Search : public model::SuccessorSink {
           current_ = x.id;
           stats_.transitions += x.transitions;
           for (uint32_t c = x.first; c < x.end; ++c) {
+            if (x.failure && c == x.failure_at && !found_) found_ = x.failure;
             const uint64_t* row = &sl.rows[static_cast<size_t>(c) * rw];
             while (next_violation < sl.violations.size() && sl.violations[next_violation].first < c) ++next_violation;
             std::optional<Violation> inv;
