@@ -63,6 +63,7 @@ class Search : public model::SuccessorSink {
  private:
   void successor(uint32_t action, const uint64_t* state) override {
     ++stats_.transitions;
+    mark_fired(action);
     if (opt_.limits.max_states && store_.size() >= opt_.limits.max_states) {
       if (!store_.contains(state)) limit_ = "max-states";  // the store stays at exactly max_states
       return;
@@ -79,7 +80,27 @@ class Search : public model::SuccessorSink {
   }
   void failure(uint32_t action, const Violation& v) override {
     ++stats_.transitions;
+    mark_fired(action);
     if (!found_) found_ = Found{v, current_, action};
+  }
+
+  void mark_fired(uint32_t action) {
+    if (action >= fired_.size()) fired_.resize(action + 1, 0);
+    fired_[action] = 1;
+  }
+
+  // Calls Options::progress about once per second (the clock is read every 1024 expansions).
+  void report_progress(uint64_t queue) {
+    if (!opt_.progress || (++expansions_ & 1023) != 0) return;
+    double now = elapsed();
+    if (now < next_progress_) return;
+    next_progress_ = now + 1.0;
+    Stats s = stats_;
+    s.states = store_.size();
+    s.seconds = now;
+    s.store_bytes = store_.bytes();
+    s.queue = queue;
+    opt_.progress(s);
   }
 
   void check_new(uint32_t id) {
@@ -127,6 +148,7 @@ class Search : public model::SuccessorSink {
         }
       }
       stats_.depth = depth;
+      report_progress(store_.size() - head);
       expand(static_cast<uint32_t>(head++));
       if (deadlock_) { found_ = deadlock_; return; }  // depth d beats anything found at depth d+1
       if (limit_hit()) break;
@@ -140,6 +162,7 @@ class Search : public model::SuccessorSink {
       uint32_t id = stack_.back();
       stack_.pop_back();
       if (opt_.limits.max_depth && depth_of_[id] >= opt_.limits.max_depth) { depth_truncated_ = true; continue; }
+      report_progress(stack_.size());
       expand(id);
       if (deadlock_) { found_ = deadlock_; break; }
       if (limit_hit()) break;
@@ -170,6 +193,7 @@ class Search : public model::SuccessorSink {
       r.outcome = limit_.empty() ? Outcome::kHolds : Outcome::kInconclusive;
     }
     r.stats = stats_;
+    r.action_fired = std::move(fired_);
     return r;
   }
 
@@ -186,6 +210,9 @@ class Search : public model::SuccessorSink {
   bool depth_truncated_ = false;
   bool shortest_known_ = true;
   std::string limit_;
+  std::vector<uint8_t> fired_;      // Result::action_fired
+  uint64_t expansions_ = 0;
+  double next_progress_ = 1.0;      // no progress report in the first second
 };
 
 }  // namespace
