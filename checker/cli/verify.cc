@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "checker/cli/exit_codes.h"
+#include "checker/lang/matrix.h"
 #include "checker/lang/parser.h"
 #include "checker/lang/typecheck.h"
 #include "checker/model/transition_system.h"
@@ -148,6 +149,7 @@ int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
   try {
     lang::Program program = lang::load_program(sources, ast, opt.file, lib_dirs);
     compiled = lang::typecheck(program, sources, overrides);
+    lang::resolve_matrix(program, sources, *compiled.model, true);  // diagnostics only; `qpcheck gate` runs it
   } catch (const lang::SpecError& e) {
     for (const lang::Diagnostic& d : e.diagnostics()) err << lang::format_diagnostic(sources, d);
     return code(ExitCode::kInvalidSpec);

@@ -219,20 +219,22 @@ std::string to_svg(const Trace& t) {
   for (int r = 0; r < m.rows; ++r) {
     o += fmt::format("<text x=\"10\" y=\"{}\" fill=\"#555555\">{}</text>\n", ry(r) + 4, r + 1);
   }
-  // Arrows under the marks.
+  // Arrows under the marks, their labels over them.
+  std::string labels;
   for (const MscArrow& a : m.arrows) {
     int x1 = lx(a.from_lane), x2 = lx(a.to_lane);
     int y1 = a.from_row < 0 ? top : ry(a.from_row), y2 = a.in_flight ? ry(a.to_row) - row_h / 4 : ry(a.to_row);
     int dir = x2 > x1 ? 1 : -1;
-    o += fmt::format("<g><title>{} via {}{}</title><line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#1f4e9c\" "
-                     "stroke-width=\"1.6\"{} marker-end=\"url(#head)\"/>\n",
-                     esc(a.label), esc(a.queue), a.in_flight ? " (still in flight)" : "", x1 + dir * 8, y1,
-                     x2 - dir * 8, y2, a.in_flight ? " stroke-dasharray=\"5,4\"" : "");
-    int mx = (x1 + x2) / 2, my = (y1 + y2) / 2;
-    int w = static_cast<int>(a.label.size()) * 7 + 10;
-    o += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"16\" fill=\"#ffffff\" opacity=\"0.9\"/>"
-                     "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#1f4e9c\" font-weight=\"bold\">{}</text>"
-                     "</g>\n", mx - w / 2, my - 12, w, mx, my, esc(a.label));
+    o += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#1f4e9c\" stroke-width=\"1.6\"{} "
+                     "marker-end=\"url(#head)\"><title>{} via {}{}</title></line>\n",
+                     x1 + dir * 8, y1, x2 - dir * 8, y2, a.in_flight ? " stroke-dasharray=\"5,4\"" : "", esc(a.label),
+                     esc(a.queue), a.in_flight ? " (still in flight)" : "");
+    // The label sits a quarter of the way along, clear of the marks on the middle lane.
+    int mx = x1 + (x2 - x1) / 4, my = y1 + (y2 - y1) / 4;
+    int w = static_cast<int>(a.label.size()) * 8 + 10;
+    labels += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"16\" fill=\"#ffffff\" opacity=\"0.85\"/>"
+                          "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#1f4e9c\" font-weight=\"bold\">{}"
+                          "</text>\n", mx - w / 2, my - 12, w, mx, my, esc(a.label));
   }
   // Marks.
   std::map<std::pair<int, int>, int> stacked;  // (row, lane) -> marks drawn there so far
@@ -249,13 +251,14 @@ std::string to_svg(const Trace& t) {
       case MarkKind::kCall: break;
     }
     int n = stacked[{k.row, k.lane}]++;
-    int x = lx(k.lane), y = ry(k.row) - 10 + n * 14;
-    std::string text = shorten(k.label, 30);
-    int w = std::min(lane_w - 14, static_cast<int>(text.size()) * 7 + 12);
+    int x = lx(k.lane), y = ry(k.row) - 10 + n * 20;
+    std::string text = shorten(k.label, 27);
+    int w = std::min(lane_w - 8, static_cast<int>(text.size()) * 8 + 12);
     o += fmt::format("<g><title>{}</title><rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"18\" rx=\"3\" fill=\"{}\" "
                      "stroke=\"{}\"/><text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text></g>\n",
                      esc(k.label + " -- " + k.detail), x - w / 2, y - 3, w, fill, stroke, x, y + 10, esc(text));
   }
+  o += labels;
   // The violation.
   if (!m.violation.empty()) {
     int y = m.violation_row >= m.rows ? ry(m.rows) : ry(m.violation_row) + row_h / 2 - 4;
