@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "checker/cli/exit_codes.h"
+#include "checker/cli/progress.h"
 #include "checker/lang/matrix.h"
 #include "checker/lang/parser.h"
 #include "checker/lang/typecheck.h"
@@ -170,7 +171,9 @@ int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
   }
 
   model::ModelSystem system(*compiled.model);
+  eo.progress = progress_printer();
   explore::Result result = explore::explore(system, eo);
+  clear_progress();
   trace::Trace t = trace::build_trace(system, result, opt.file, opt.strategy == explore::Strategy::kBfs ? "bfs" : "dfs");
 
   // The report goes to stdout first: a trace file that cannot be written never loses the result.
