@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -188,10 +189,6 @@ void failable(const std::vector<const model::Stmt*>& body, std::set<std::string>
   }
 }
 
-bool same_span(const lang::Span& a, const lang::Span& b) {
-  return a.file == b.file && a.begin == b.begin && a.end == b.end;
-}
-
 void check_config(const std::string& path, lang::Compiled& compiled, const lang::Matrix& mx, size_t ci,
                   const Options& opt, ConfigResult& out) {
   model::Model& m = *compiled.model;
@@ -225,35 +222,33 @@ void check_config(const std::string& path, lang::Compiled& compiled, const lang:
     fired[a] = (a < reach.action_fired.size() && reach.action_fired[a]) || observer.failed_actions.count(a);
   }
   std::set<std::string> talked_about;  // fail/assert properties some fired action can fail with
-  std::vector<std::pair<lang::Span, bool>> statements;  // first-seen order
+  using Key = std::tuple<int, uint32_t, uint32_t>;
+  auto key = [](const lang::Span& s) { return Key{s.file, s.begin, s.end}; };
+  std::map<Key, const std::vector<const model::Stmt*>*> body_of;  // statement or rule span -> its body
+  for (const model::Step& st : m.steps) body_of.emplace(key(st.span), &st.body);
+  for (const model::Rule& r : m.rules) body_of.emplace(key(r.span), &r.body);
+  std::set<Key> scanned;  // bodies already searched for fail/assert properties
+  std::map<Key, size_t> statement_index;
+  std::vector<std::pair<lang::Span, bool>> statements;  // process statements: executed by any instance?
   out.coverage.complete = exhaustive;
   out.coverage.actions = actions;
   for (uint32_t a = 0; a < actions; ++a) {
     model::ActionInfo info = describer.describe(init.data(), a, nullptr);
-    if (fired[a]) ++out.coverage.actions_fired;
+    if (fired[a]) {
+      ++out.coverage.actions_fired;
+      auto it = body_of.find(key(info.span));
+      if (it != body_of.end() && scanned.insert(it->first).second) {
+        std::set<const model::Proc*> seen;
+        failable(*it->second, talked_about, seen);
+      }
+    }
     if (info.is_rule) {
       if (!fired[a]) out.coverage.rules_never_fired.push_back(info.actor);
-      for (const model::Rule& r : m.rules) {
-        if (fired[a] && same_span(r.span, info.span)) {
-          std::set<const model::Proc*> seen;
-          failable(r.body, talked_about, seen);
-        }
-      }
       continue;
     }
-    bool found = false;
-    for (auto& [span, executed] : statements) {
-      if (same_span(span, info.span)) { executed = executed || fired[a]; found = true; }
-    }
-    if (!found) statements.emplace_back(info.span, fired[a]);
-    if (fired[a]) {
-      for (const model::Step& st : m.steps) {
-        if (same_span(st.span, info.span)) {
-          std::set<const model::Proc*> seen;
-          failable(st.body, talked_about, seen);
-        }
-      }
-    }
+    auto [it, fresh] = statement_index.emplace(key(info.span), statements.size());
+    if (fresh) statements.emplace_back(info.span, false);
+    if (fired[a]) statements[it->second].second = true;
   }
   std::sort(statements.begin(), statements.end(), [](const auto& a, const auto& b) {
     return a.first.file != b.first.file ? a.first.file < b.first.file : a.first.begin < b.first.begin;
