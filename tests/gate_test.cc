@@ -182,6 +182,16 @@ TEST_CASE("unexpected outcomes fail the gate: a new violation and a violation th
   CHECK(bad.rc == 3);
   CHECK(bad.err.find("35_expect_bad_verdict.qpspec:8:15: error: unknown verdict 'fails'") != std::string::npos);
   CHECK(gate({"no/such/dir"}).rc == 4);
+
+  // A limit that leaves properties undecided: inconclusive, exit 2, never "holds".
+  cli::GateOptions limited;
+  limited.max_states = 10;
+  Run lim = gate({"spec/03_patch_passive_first_ib.qpspec"}, limited);
+  CHECK(lim.rc == 2);
+  json l = json::parse(lim.out);
+  CHECK(l["verdict"] == "inconclusive");
+  CHECK(l["counts"]["inconclusive"] == 24);
+  CHECK(config(l, "spec/03_patch_passive_first_ib.qpspec", "transport=IB rnr_retry=0")["limit"] == "max-states");
 }
 
 TEST_CASE("vacuity and statements never executed") {
