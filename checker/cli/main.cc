@@ -9,6 +9,7 @@
 #include "checker/cli/diff.h"
 #include "checker/cli/gate.h"
 #include "checker/cli/show.h"
+#include "checker/cli/replay.h"
 #include "checker/cli/verify.h"
 
 int main(int argc, char** argv) {
@@ -27,6 +28,9 @@ int main(int argc, char** argv) {
   qpcheck::cli::DiffOptions diff_opt;
   CLI::App* diff = app.add_subcommand("diff", "which properties and configurations change verdict between two specs");
   qpcheck::cli::setup_diff(*diff, diff_opt);
+  qpcheck::cli::ReplayOptions replay_opt;
+  CLI::App* replay = app.add_subcommand("replay", "drive a counterexample or witness trace against a live verbs device");
+  qpcheck::cli::setup_replay(*replay, replay_opt);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -38,6 +42,7 @@ int main(int argc, char** argv) {
     if (*gate) return qpcheck::cli::run_gate(gate_opt, std::cout, std::cerr);
     if (*show) return qpcheck::cli::run_show(show_opt, std::cout, std::cerr);
     if (*diff) return qpcheck::cli::run_diff(diff_opt, std::cout, std::cerr);
+    if (*replay) return qpcheck::cli::run_replay(replay_opt, std::cout, std::cerr);
   } catch (const std::bad_alloc&) {
     std::cerr << "qpcheck: internal error: out of memory (use --max-memory to bound the search)\n";
   } catch (const std::exception& e) {

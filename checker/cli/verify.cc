@@ -76,6 +76,8 @@ void setup_verify(CLI::App& app, VerifyOptions& opt) {
       ->check(seconds_validator());
   app.add_option("--lib-dir", opt.lib_dirs, "extra folder searched by import (repeatable)");
   app.add_flag("--no-deadlock", opt.no_deadlock, "do not report deadlocks");
+  app.add_flag("--witness", opt.witness,
+               "when every property holds, include a shortest run to a terminal valid end (for qpcheck replay)");
 }
 
 uint64_t default_memory_limit() {
@@ -134,6 +136,7 @@ int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
   explore::Options eo;
   eo.strategy = opt.strategy;
   eo.check_deadlock = !opt.no_deadlock;
+  eo.witness = opt.witness;
   eo.limits.max_states = opt.max_states;
   eo.limits.max_depth = opt.max_depth;
   eo.limits.time_limit_seconds = opt.time_limit;

@@ -26,6 +26,7 @@ struct VerifyOptions {
   double time_limit = 0;                // seconds
   std::vector<std::string> lib_dirs;
   bool no_deadlock = false;
+  bool witness = false;                 // when every property holds, report a schedule to a terminal valid end
 };
 
 // Registers the subcommand's options on `app` (a CLI11 subcommand) bound to `opt`.

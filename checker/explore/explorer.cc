@@ -112,6 +112,7 @@ class Search : public model::SuccessorSink {
   void expand(uint32_t id) {
     current_ = id;
     int enabled = sys_.successors(store_.state(id), *this);
+    if (enabled == 0 && opt_.witness && terminal_ == kNoState && sys_.valid_end(store_.state(id))) terminal_ = id;
     if (enabled == 0 && opt_.check_deadlock && !sys_.valid_end(store_.state(id))) {
       deadlock_ = Found{Violation{Violation::Kind::kDeadlock, "deadlock",
                                   "no process can move and not every process is at a valid end state", {}},
@@ -177,20 +178,27 @@ class Search : public model::SuccessorSink {
     stats_.store_bytes = store_.bytes();
     stats_.peak_rss_bytes = peak_rss_bytes();
     r.limit = limit_;
-    if (found_) {
-      r.outcome = Outcome::kViolated;
-      r.violation = found_->violation;
-      r.shortest = opt_.strategy == Strategy::kBfs && shortest_known_;
+    auto path_to = [&](uint32_t last) {
       std::vector<uint32_t> chain;
-      for (uint32_t id = found_->state; id != kNoState; id = store_.predecessor(id)) chain.push_back(id);
+      for (uint32_t id = last; id != kNoState; id = store_.predecessor(id)) chain.push_back(id);
       for (size_t i = chain.size(); i-- > 0;) {
         const uint64_t* s = store_.state(chain[i]);
         r.path.states.emplace_back(s, s + store_.words());
         if (i + 1 < chain.size()) r.path.actions.push_back(store_.action(chain[i]));
       }
+    };
+    if (found_) {
+      r.outcome = Outcome::kViolated;
+      r.violation = found_->violation;
+      r.shortest = opt_.strategy == Strategy::kBfs && shortest_known_;
+      path_to(found_->state);
       if (found_->failing_action != kNoState) r.path.actions.push_back(found_->failing_action);
     } else {
       r.outcome = limit_.empty() ? Outcome::kHolds : Outcome::kInconclusive;
+      if (r.outcome == Outcome::kHolds && terminal_ != kNoState) {
+        r.shortest = opt_.strategy == Strategy::kBfs;
+        path_to(terminal_);
+      }
     }
     r.stats = stats_;
     r.action_fired = std::move(fired_);
@@ -205,6 +213,7 @@ class Search : public model::SuccessorSink {
   std::optional<Found> found_;
   std::optional<Found> deadlock_;
   uint32_t current_ = kNoState;
+  uint32_t terminal_ = kNoState;    // Options::witness: the first terminal valid-end state expanded
   std::vector<uint32_t> stack_;     // DFS
   std::vector<uint32_t> depth_of_;  // DFS: depth of each state id
   bool depth_truncated_ = false;

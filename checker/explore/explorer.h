@@ -37,6 +37,9 @@ struct Options {
   Strategy strategy = Strategy::kBfs;
   Limits limits;
   bool check_deadlock = true;
+  // When every property holds, also return (in Result::path) a run to a terminal state: every process at a valid
+  // end and no action enabled. BFS: the shortest such run. A schedule to replay on a device (qpcheck replay).
+  bool witness = false;
   // Called about once per second of search with the statistics so far (seconds: elapsed; store_bytes and queue
   // filled; peak_rss_bytes 0). Empty: no calls. Must not throw.
   std::function<void(const Stats&)> progress;
@@ -52,7 +55,7 @@ struct Path {
 struct Result {
   Outcome outcome = Outcome::kHolds;
   std::optional<model::Violation> violation;
-  Path path;                      // the counterexample when violated
+  Path path;                      // the counterexample when violated; the witness run (Options::witness) when holds
   bool shortest = false;          // true when the counterexample is known to be a shortest one (BFS, no limit hit)
   std::string limit;              // which limit ended the search ("max-states", ...), empty if none
   Stats stats;

@@ -74,6 +74,14 @@ struct Stmt {
   TypeExpr* type = nullptr;           // kFor domain, kVar type
 };
 
+// `replay OP(ARG, ...)` on a procedure: a replay operation from the fixed vocabulary (replay_ops.h), its arguments
+// names of the procedure's parameters, params, consts or enum constants, or integer literals.
+struct ReplayCall {
+  Ident op;
+  std::vector<Expr*> args;
+  Span span;
+};
+
 struct Param {
   Ident name;
   TypeExpr* type = nullptr;
@@ -102,6 +110,7 @@ struct Decl {
   std::vector<Stmt*> body;            // kProc, kProcess, kRule
   Expr* guard = nullptr;              // kRule
   std::string verbs;                  // kProc, kRule: the verbs/CM call or fabric event modelled
+  std::vector<ReplayCall> replay;     // kProc: what a replay on a device does for a call (docs/replay.md)
   Ident index;                        // kProcess arrays: the instance variable; kSet: the value
   TypeExpr* index_type = nullptr;     // kProcess arrays
   std::vector<ParamValues> values;    // kMatrix: one row per parameter; kExpect: the `when` selector (empty: all)

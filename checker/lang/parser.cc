@@ -70,6 +70,26 @@ class Parser {
     return Ident{t.text, t.span};
   }
 
+  // `replay OP(ARGS), OP(ARGS)`: `replay` is a contextual keyword (a name elsewhere).
+  std::vector<ReplayCall> replay_clause() {
+    take();
+    std::vector<ReplayCall> out;
+    do {
+      ReplayCall c;
+      c.op = ident("a replay operation (docs/replay.md)");
+      expect(Tok::kLParen, "(the replay operation's arguments)");
+      if (!at(Tok::kRParen)) {
+        do {
+          c.args.push_back(expr());
+        } while (accept(Tok::kComma));
+      }
+      expect(Tok::kRParen, "(closing the replay operation's arguments)");
+      c.span = join(c.op.span, prev_span());
+      out.push_back(std::move(c));
+    } while (accept(Tok::kComma));
+    return out;
+  }
+
   // ---- declarations ----
   Decl* decl() {
     Span start = peek().span;
@@ -163,6 +183,7 @@ class Parser {
         d->name = ident("a procedure name");
         d->params = params(true);
         if (accept(Tok::kVerbs)) d->verbs = expect(Tok::kString, "(the verbs call modelled)").text;
+        if (at(Tok::kIdent) && peek().text == "replay") d->replay = replay_clause();
         d->span = join(start, prev_span());
         d->body = block();
         return d;
