@@ -6,6 +6,9 @@
 #include <CLI/CLI.hpp>
 
 #include "checker/cli/exit_codes.h"
+#include "checker/cli/diff.h"
+#include "checker/cli/gate.h"
+#include "checker/cli/show.h"
 #include "checker/cli/replay.h"
 #include "checker/cli/verify.h"
 
@@ -16,6 +19,15 @@ int main(int argc, char** argv) {
   qpcheck::cli::VerifyOptions verify_opt;
   CLI::App* verify = app.add_subcommand("verify", "explore every interleaving of a .qpspec; prove or refute its properties");
   qpcheck::cli::setup_verify(*verify, verify_opt);
+  qpcheck::cli::GateOptions gate_opt;
+  CLI::App* gate = app.add_subcommand("gate", "check every spec and configuration against its expectations (CI gate)");
+  qpcheck::cli::setup_gate(*gate, gate_opt);
+  qpcheck::cli::ShowOptions show_opt;
+  CLI::App* show = app.add_subcommand("show", "draw a counterexample (JSON report) as a message sequence chart");
+  qpcheck::cli::setup_show(*show, show_opt);
+  qpcheck::cli::DiffOptions diff_opt;
+  CLI::App* diff = app.add_subcommand("diff", "which properties and configurations change verdict between two specs");
+  qpcheck::cli::setup_diff(*diff, diff_opt);
   qpcheck::cli::ReplayOptions replay_opt;
   CLI::App* replay = app.add_subcommand("replay", "drive a counterexample or witness trace against a live verbs device");
   qpcheck::cli::setup_replay(*replay, replay_opt);
@@ -27,6 +39,9 @@ int main(int argc, char** argv) {
   }
   try {
     if (*verify) return qpcheck::cli::run_verify(verify_opt, std::cout, std::cerr);
+    if (*gate) return qpcheck::cli::run_gate(gate_opt, std::cout, std::cerr);
+    if (*show) return qpcheck::cli::run_show(show_opt, std::cout, std::cerr);
+    if (*diff) return qpcheck::cli::run_diff(diff_opt, std::cout, std::cerr);
     if (*replay) return qpcheck::cli::run_replay(replay_opt, std::cout, std::cerr);
   } catch (const std::bad_alloc&) {
     std::cerr << "qpcheck: internal error: out of memory (use --max-memory to bound the search)\n";

@@ -11,6 +11,8 @@
 #include <fmt/format.h>
 
 #include "checker/cli/exit_codes.h"
+#include "checker/cli/progress.h"
+#include "checker/lang/matrix.h"
 #include "checker/lang/parser.h"
 #include "checker/lang/typecheck.h"
 #include "checker/model/transition_system.h"
@@ -184,6 +186,7 @@ int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
   try {
     lang::Program program = lang::load_program(sources, ast, opt.file, lib_dirs);
     compiled = lang::typecheck(program, sources, overrides);
+    lang::resolve_matrix(program, sources, *compiled.model, true);  // diagnostics only; `qpcheck gate` runs it
   } catch (const lang::SpecError& e) {
     for (const lang::Diagnostic& d : e.diagnostics()) err << lang::format_diagnostic(sources, d);
     return code(ExitCode::kInvalidSpec);
@@ -204,7 +207,9 @@ int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
   }
 
   model::ModelSystem system(*compiled.model);
+  eo.progress = progress_printer();
   explore::Result result = explore::explore(system, eo);
+  clear_progress();
   trace::Trace t = trace::build_trace(system, result, opt.file, opt.strategy == explore::Strategy::kBfs ? "bfs" : "dfs");
 
   // The report goes to stdout first: a trace file that cannot be written never loses the result.

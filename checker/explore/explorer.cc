@@ -187,20 +187,23 @@ class Search : public model::SuccessorSink {
     return enabled;
   }
 
+  // Calls Options::progress about once per second (the clock is read every 1024 expansions).
+  void report_progress(uint64_t queue) {
+    if (!opt_.progress || (++expansions_ & 1023) != 0) return;
+    double now = elapsed();
+    if (now < next_progress_) return;
+    next_progress_ = now + 1.0;
+    Stats s = stats_;
+    s.states = store_.size();
+    s.seconds = now;
+    s.store_bytes = store_.bytes();
+    s.queue = queue;
+    opt_.progress(s);
+  }
+
   bool limit_hit() {
     const Limits& l = opt_.limits;
     if (!limit_.empty()) return true;  // max-states, set while inserting
-    if (opt_.progress && (++progress_tick_ & 1023) == 0) {
-      double now = elapsed();
-      if (now >= next_progress_) {
-        next_progress_ = now + 1.0;
-        Stats s = stats_;
-        s.states = store_.size();
-        s.seconds = now;
-        s.store_bytes = store_.bytes();
-        opt_.progress(s);
-      }
-    }
     if (l.max_memory_bytes && store_.bytes() >= l.max_memory_bytes) { limit_ = "max-memory"; return true; }
     if (l.time_limit_seconds > 0 && elapsed() >= l.time_limit_seconds) {
       limit_ = "time-limit";
@@ -227,6 +230,7 @@ class Search : public model::SuccessorSink {
         }
       }
       stats_.depth = depth;
+      report_progress(store_.size() - head);
       expand(static_cast<uint32_t>(head++));
       if (deadlock_) { found_ = deadlock_; return; }  // depth d beats anything found at depth d+1
       if (limit_hit()) break;
@@ -418,6 +422,7 @@ class Search : public model::SuccessorSink {
           if (x.failure && !found_) found_ = x.failure;
           if (x.terminal && opt_.witness && terminal_ == kNoState) terminal_ = x.id;
           head = x.id + 1;
+          report_progress(store_.size() - head);
           if (x.deadlock) {
             found_ = Found{Violation{Violation::Kind::kDeadlock, "deadlock",
                                      "no process can move and not every process is at a valid end state", {}},
@@ -448,6 +453,7 @@ class Search : public model::SuccessorSink {
       uint32_t id = stack_.back();
       stack_.pop_back();
       if (opt_.limits.max_depth && depth_of_[id] >= opt_.limits.max_depth) { depth_truncated_ = true; continue; }
+      report_progress(stack_.size());
       expand(id);
       if (deadlock_) { found_ = deadlock_; break; }
       if (limit_hit()) break;
@@ -532,8 +538,8 @@ class Search : public model::SuccessorSink {
   bool shortest_known_ = true;
   std::string limit_;
   std::vector<uint8_t> fired_;
-  uint32_t progress_tick_ = 0;
-  double next_progress_ = 1.0;
+  uint64_t expansions_ = 0;
+  double next_progress_ = 1.0;      // no progress report in the first second
 };
 
 uint64_t hash_words(const uint64_t* s, int words, uint64_t seed) {
@@ -631,6 +637,7 @@ class PartialSearch : public model::SuccessorSink {
     if (opt_.progress && now >= next_progress_) {
       next_progress_ = now + 1.0;
       Stats s = stats_;
+      s.queue = queue_;
       s.states = stored();
       s.seconds = now;
       s.store_bytes = bytes();
@@ -657,6 +664,7 @@ class PartialSearch : public model::SuccessorSink {
       stats_.depth = depth;
       for (size_t k = 0; k < cur_ids_.size(); ++k) {
         current_ = cur_ids_[k];
+        queue_ = (cur_ids_.size() - k) + next_ids_.size();
         std::copy(&cur_[k * words_], &cur_[(k + 1) * words_], buf_.begin());
         int enabled = sys_.successors(buf_.data(), *this);
         if (enabled == 0 && opt_.check_deadlock) {
@@ -739,6 +747,7 @@ class PartialSearch : public model::SuccessorSink {
   std::vector<uint64_t> cur_, next_;      // full states of the current and next BFS layer
   std::vector<uint32_t> cur_ids_, next_ids_;
   uint32_t tick_ = 0;
+  uint64_t queue_ = 0;                    // progress reports: states stored but not expanded
   double next_progress_ = 1.0;
 };
 

@@ -27,32 +27,6 @@ struct Limits {
   double time_limit_seconds = 0;  // wall clock; 0 = no limit
 };
 
-struct Stats;
-
-struct Options {
-  Strategy strategy = Strategy::kBfs;
-  Limits limits;
-  bool check_deadlock = true;
-  // When every property holds, also return (in Result::path) a run to a terminal state: every process at a valid
-  // end and no action enabled. BFS: the shortest such run. A schedule to replay on a device (qpcheck replay).
-  bool witness = false;
-  // BFS worker threads (1 = sequential). The parallel search expands each BFS layer in rounds: the threads generate
-  // successors of consecutive slices of the layer and drop those already stored, then the calling thread inserts the
-  // rest in the sequential order. State ids, counts, verdicts and counterexamples are exactly the sequential ones
-  // (a shortest counterexample). Needs TransitionSystem::clone(); DFS is always sequential.
-  int threads = 1;
-  Storage storage = Storage::kExact;
-  // Partial-order reduction (ample sets over TransitionSystem::independence() groups, with the cycle proviso). BFS on
-  // one thread, exact storage; it keeps every deadlock and violation but the counterexample is not promised shortest.
-  // Ignored when the system reports fewer than two groups.
-  bool por = false;
-  int bitstate_log2_bits = 30;    // kBitstate: the bit array holds 2^bitstate_log2_bits bits (2^30 = 128 MiB)
-  int bitstate_hashes = 3;        // kBitstate: bits set per state (k)
-  // If set, called from the search (on the calling thread) about once per second of wall clock with the statistics
-  // so far (states, transitions, depth, seconds; store_bytes).
-  std::function<void(const Stats&)> progress;
-};
-
 enum class Outcome { kHolds, kViolated, kInconclusive };
 
 struct Stats {
@@ -62,6 +36,31 @@ struct Stats {
   double seconds = 0;             // wall clock of the search
   uint64_t store_bytes = 0;       // visited set, all in
   uint64_t peak_rss_bytes = 0;    // whole process (VmHWM), 0 if unknown
+  uint64_t queue = 0;             // states stored but not expanded yet (BFS queue / DFS stack); progress reports only
+};
+
+struct Options {
+  Strategy strategy = Strategy::kBfs;
+  Limits limits;
+  bool check_deadlock = true;
+  // When every property holds, also return (in Result::path) a run to a terminal state: every process at a valid
+  // end and no action enabled. BFS: the shortest such run. A schedule to replay on a device (qpcheck replay).
+  bool witness = false;
+  // Called about once per second of search with the statistics so far (seconds: elapsed; store_bytes and queue
+  // filled; peak_rss_bytes 0). Empty: no calls. Must not throw. Always called on the thread that called explore().
+  std::function<void(const Stats&)> progress;
+  // BFS worker threads (1 = sequential). The parallel search expands each BFS layer in rounds: the threads generate
+  // successors of consecutive slices of the layer and drop those already stored, then the calling thread inserts the
+  // rest in the sequential order. State ids, counts, verdicts and counterexamples are exactly the sequential ones
+  // (a shortest counterexample). Needs TransitionSystem::clone(); DFS is always sequential.
+  int threads = 1;
+  Storage storage = Storage::kExact;
+  int bitstate_log2_bits = 30;    // kBitstate: the bit array holds 2^bitstate_log2_bits bits (2^30 = 128 MiB)
+  int bitstate_hashes = 3;        // kBitstate: bits set per state (k)
+  // Partial-order reduction (ample sets over TransitionSystem::independence() groups, with the cycle proviso). BFS on
+  // one thread, exact storage; it keeps every deadlock and violation but the counterexample is not promised shortest.
+  // Ignored when the system reports fewer than two groups.
+  bool por = false;
 };
 
 // A run from an initial state. actions[i] leads from states[i] to states[i+1]; for a step failure the last action
@@ -78,8 +77,10 @@ struct Result {
   bool shortest = false;          // true when the counterexample is known to be a shortest one (BFS, no limit hit)
   std::string limit;              // which limit ended the search ("max-states", ...), empty if none
   Stats stats;
-  // Indexed by action id (size TransitionSystem::action_count(), or the largest id seen + 1 if that is 0): 1 if the
-  // action produced at least one transition (a successor or a failure) during the search.
+  // Indexed by action id (TransitionSystem numbering): 1 if the action produced at least one transition (a
+  // successor or a failure) during the search, else 0. Sized TransitionSystem::action_count() when the system
+  // reports it (else it ends at the highest action that fired): a missing entry is 0. Complete only when the search
+  // was exhaustive; under --por only the explored (reduced) transitions count.
   std::vector<uint8_t> action_fired;
   // Partial storage (hash compaction, bitstate): an upper bound on the probability that a reachable state was
   // missed (see FingerprintSet and Bitstate in state_store.h); 0 for exact storage.

@@ -224,8 +224,65 @@ class Parser {
         return d;
       }
       default:
-        fail_expected("a declaration (import, param, set, const, type, var, fn, proc, process, rule or invariant)");
+        // `matrix` and `expect` are contextual keywords: only a declaration can start with them.
+        if (at(Tok::kIdent) && peek().text == "matrix") return matrix_decl();
+        if (at(Tok::kIdent) && peek().text == "expect") return expect_decl();
+        fail_expected("a declaration (import, param, set, const, type, var, fn, proc, process, rule, invariant, "
+                      "matrix or expect)");
     }
+  }
+
+  // A parameter value as in `set`: an integer (optionally negative), true, false or an enum constant.
+  Ident param_value() {
+    Span vs = peek().span;
+    bool neg = accept(Tok::kMinus);
+    if (!at(Tok::kInt) && !at(Tok::kIdent) && !at(Tok::kTrue) && !at(Tok::kFalse)) {
+      fail_expected("a parameter value (an integer, true, false or an enum constant)");
+    }
+    Token v = take();
+    return Ident{(neg ? "-" : "") + v.text, join(vs, v.span)};
+  }
+  // `NAME in { V, ... }` or `NAME = V`.
+  ParamValues param_values() {
+    ParamValues pv;
+    pv.param = ident("a parameter name");
+    if (accept(Tok::kIn)) {
+      expect(Tok::kLBrace, "(a set of values: { V, ... })");
+      do pv.values.push_back(param_value()); while (accept(Tok::kComma));
+      expect(Tok::kRBrace);
+    } else if (accept(Tok::kAssign)) {
+      pv.values.push_back(param_value());
+    } else {
+      fail_expected("'in { V, ... }' or '= V' after the parameter name");
+    }
+    return pv;
+  }
+  Decl* matrix_decl() {
+    Span start = take().span;
+    Decl* d = ast_.decl(DeclKind::kMatrix, start);
+    d->name = Ident{"matrix", start};
+    expect(Tok::kLBrace, "(the matrix: one 'PARAM in { V, ... };' per line)");
+    while (!at(Tok::kRBrace)) {
+      if (at(Tok::kEof)) fail_expected("'}'");
+      d->values.push_back(param_values());
+      expect(Tok::kSemi, "matrix row");
+    }
+    take();
+    d->span = join(start, prev_span());
+    return d;
+  }
+  Decl* expect_decl() {
+    Span start = take().span;
+    Decl* d = ast_.decl(DeclKind::kExpect, start);
+    d->name = ident("a property name (an invariant, a fail/assert property, deadlock or runtime_error)");
+    expect(Tok::kColon);
+    d->verdict = ident("a verdict (holds or violated)");
+    if (accept(Tok::kWhen)) {
+      do d->values.push_back(param_values()); while (accept(Tok::kComma));
+    }
+    expect(Tok::kSemi, "expect");
+    d->span = join(start, prev_span());
+    return d;
   }
 
   std::vector<Param> params(bool parens) {

@@ -388,7 +388,9 @@ class Checker {
     current_decl_span_ = d->name.span.file >= 0 ? d->name.span : d->span;
     switch (d->kind) {
       case DeclKind::kImport:
-      case DeclKind::kSet: return;
+      case DeclKind::kSet:
+      case DeclKind::kMatrix:   // checked by resolve_matrix (matrix.h)
+      case DeclKind::kExpect: return;
       case DeclKind::kParam: return declare_param(d);
       case DeclKind::kConst: {
         const model::Expr* e = expr(d->value);
