@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "checker/cli/exit_codes.h"
+#include "checker/cli/verify_symbolic.h"
 #include "checker/lang/parser.h"
 #include "checker/lang/typecheck.h"
 #include "checker/model/transition_system.h"
@@ -74,6 +75,7 @@ void setup_verify(CLI::App& app, VerifyOptions& opt) {
       ->check(seconds_validator());
   app.add_option("--lib-dir", opt.lib_dirs, "extra folder searched by import (repeatable)");
   app.add_flag("--no-deadlock", opt.no_deadlock, "do not report deadlocks");
+  setup_verify_symbolic(app, opt);
 }
 
 uint64_t default_memory_limit() {
@@ -118,6 +120,7 @@ uint64_t parse_bytes(const std::string& text) {
 }
 
 int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
+  if (wants_symbolic(opt)) return run_verify_symbolic(opt, out, err);
   lang::SourceManager sources;
   lang::Ast ast;
   lang::ParamOverrides overrides;

@@ -13,6 +13,7 @@
 namespace qpcheck::cli {
 
 enum class Format { kText, kJson };
+enum class Engine { kExplicit, kBmc, kKind };  // explicit explorer; Z3 bounded model checking; Z3 k-induction
 
 struct VerifyOptions {
   std::string file;
@@ -26,6 +27,10 @@ struct VerifyOptions {
   double time_limit = 0;                // seconds
   std::vector<std::string> lib_dirs;
   bool no_deadlock = false;
+  Engine engine = Engine::kExplicit;
+  int depth = 20;                       // bmc/kind: K, the longest counterexample searched
+  double smt_timeout = 0;               // bmc/kind: seconds per solver call; 0 = none
+  uint64_t smt_rlimit = 0;              // bmc/kind: Z3 resource limit per solver call (deterministic); 0 = none
 };
 
 // Registers the subcommand's options on `app` (a CLI11 subcommand) bound to `opt`.
