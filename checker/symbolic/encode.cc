@@ -327,6 +327,14 @@ Val Encoder::eval(Ctx& c, const model::Expr* e) {
         if (e->op == Op::kMod && r < 0 && y.lo > 0) r += y.lo;
         return Val{ctx_.int_val(r), r, r};
       }
+      if (y.lo == y.hi && y.lo > 0) {
+        // A positive constant divisor (the common case, `% N`): Z3's Euclidean mod is eval.cc's adjusted remainder;
+        // its div is C++'s truncation for a non-negative dividend.
+        z3::expr d = ctx_.int_val(y.lo);
+        if (e->op == Op::kMod) return Val{z3::mod(xe, d), 0, y.lo - 1};
+        z3::expr q = x.lo >= 0 ? xe / d : z3::ite(xe >= 0, xe / d, -((-xe) / d));
+        return Val{q, x.lo / y.lo, x.hi / y.lo};  // truncation by a positive constant is monotone
+      }
       // C++ truncating division; the remainder is adjusted to be non-negative for a positive divisor (eval.cc).
       z3::expr ax = z3::ite(xe >= 0, xe, -xe), ay = z3::ite(ye >= 0, ye, -ye);
       z3::expr q = z3::ite((xe >= 0) == (ye >= 0), (ax / ay), -(ax / ay));

@@ -65,12 +65,11 @@ class Engine {
                                          fam.members[0]->action_count()));
     }
     member_ok_ = members_expr(allowed_);
+    if (opt.smt_timeout > 0) params_.set("timeout", static_cast<unsigned>(std::max(1.0, opt.smt_timeout * 1000)));
+    if (opt.smt_rlimit > 0) params_.set("rlimit", static_cast<unsigned>(opt.smt_rlimit));
     for (z3::solver* s : {&base_, &step_}) {
-      z3::params p(ctx_);
-      if (opt.smt_timeout > 0) p.set("timeout", static_cast<unsigned>(std::max(1.0, opt.smt_timeout * 1000)));
-      if (opt.smt_rlimit > 0) p.set("rlimit", static_cast<unsigned>(opt.smt_rlimit));
-      s->set(p);
-      if (n_members_ > 1) s->add(member_ok_);
+      s->set(params_);
+      if (n_members_ > 1) add(*s, member_ok_);
     }
   }
 
@@ -149,11 +148,11 @@ class Engine {
         for (const auto& [slot, values] : aligned_.initial) f.st[slot] = select(values, base_model_->slots[slot].type);
       } else {
         f.st = enc_->fresh_state(fmt::format("{}{}", prefix, k));
-        s.add(from_init ? enc_->in_range(f.st) : enc_->well_formed(f.st));
+        add(s, from_init ? enc_->in_range(f.st) : enc_->well_formed(f.st));
       }
       f.action = ctx_.int_const(fmt::format("{}{}.action", prefix, k).c_str());
       // Bounds at the top level: the finite-domain solver needs them to bit-blast the variable.
-      s.add(f.action >= 0 && f.action < ctx_.int_val(static_cast<int64_t>(actions_->size())));
+      add(s, f.action >= 0 && f.action < ctx_.int_val(static_cast<int64_t>(actions_->size())));
       frames.push_back(std::move(f));
     }
     return frames[i];
@@ -238,10 +237,10 @@ class Engine {
       q = enc_->bor(enc_->band(tr, enc_->bor(f.inv_bad, f.dead)), base_frames_[k - 1].fail);
     }
     z3::expr act = ctx_.bool_const(fmt::format("query{}", k).c_str());
-    base_.add(z3::implies(act, q));
+    add(base_, z3::implies(act, q));
     z3::expr_vector assume(ctx_);
     assume.push_back(act);
-    z3::check_result c = base_.check(assume);
+    z3::check_result c = solve(base_, assume);
     Answer a = c == z3::sat ? Answer::kSat : c == z3::unsat ? Answer::kUnsat : Answer::kUnknown;
     if (a == Answer::kSat) {
       z3::model m = base_.get_model();
@@ -249,9 +248,9 @@ class Engine {
       bool via_state = m.eval(enc_->band(tr, enc_->bor(f.inv_bad, f.dead)), true).is_true();
       extract_counterexample(m, k, via_state, r);
     }
-    base_.add(!act);
+    add(base_, !act);
     if (a == Answer::kUnsat) {
-      base_.add(tr);
+      add(base_, tr);
       bmc_checked_ = k + 1;
     }
     return a;
@@ -265,20 +264,20 @@ class Engine {
         frame(step_frames_, 0, false, "t", step_);
         continue;
       }
-      step_.add(transition(step_frames_, i - 1, false, "t", step_));
-      step_.add(!bad(step_frames_[i - 1]));
+      add(step_, transition(step_frames_, i - 1, false, "t", step_));
+      add(step_, !bad(step_frames_[i - 1]));
       if (opt_.simple_path) {
-        for (size_t j = 0; j < i; ++j) step_.add(!enc_->equal(step_frames_[j].st, step_frames_[i].st));
+        for (size_t j = 0; j < i; ++j) add(step_, !enc_->equal(step_frames_[j].st, step_frames_[i].st));
       }
     }
     z3::expr act = ctx_.bool_const(fmt::format("step{}", k).c_str());
-    step_.add(z3::implies(act, bad(step_frames_[k + 1])));
+    add(step_, z3::implies(act, bad(step_frames_[k + 1])));
     z3::expr_vector assume(ctx_);
     assume.push_back(act);
-    z3::check_result c = step_.check(assume);
+    z3::check_result c = solve(step_, assume);
     Answer a = c == z3::sat ? Answer::kSat : c == z3::unsat ? Answer::kUnsat : Answer::kUnknown;
     if (a == Answer::kSat) extract_cti(step_.get_model(), k, r);
-    step_.add(!act);
+    add(step_, !act);
     return a;
   }
 
@@ -443,7 +442,11 @@ class Engine {
   }
   Result unknown(Result& r, const std::string& name, int k, const char* what, const std::string& why) {
     r.result.outcome = explore::Outcome::kInconclusive;
-    r.result.limit = fmt::format("solver returned unknown at depth {} ({}): {}", k, what, why);
+    std::string limits;
+    if (opt_.smt_timeout > 0) limits += fmt::format("--smt-timeout {}", opt_.smt_timeout);
+    if (opt_.smt_rlimit > 0) limits += fmt::format("{}--smt-rlimit {}", limits.empty() ? "" : ", ", opt_.smt_rlimit);
+    r.result.limit = fmt::format("solver returned unknown at depth {} ({}): {}{}", k, what, why,
+                                 limits.empty() ? "" : fmt::format(" (per-call limits: {})", limits));
     r.reason = r.result.limit;
     progress(fmt::format("{}: depth {}: {}: unknown ({})", name, k, what, why));
     return done(r);
@@ -458,6 +461,26 @@ class Engine {
     if (opt_.progress != nullptr) *opt_.progress << line << "\n" << std::flush;
   }
 
+  // Checks; when the finite-domain solver gives up on a term it cannot bit-blast (division or multiplication of two
+  // variables), moves every assertion to Z3's general solver for the rest of the run and checks again.
+  z3::check_result solve(z3::solver& s, const z3::expr_vector& assume) {
+    z3::check_result c = s.check(assume);
+    if (c != z3::unknown || s.reason_unknown().find("giveup") == std::string::npos) return c;
+    z3::solver general(ctx_);
+    general.set(params_);
+    for (const z3::expr& a : log(s)) general.add(a);
+    s = general;
+    progress("symbolic: the finite-domain solver gave up (non-linear arithmetic?); continuing with Z3's general solver");
+    return s.check(assume);
+  }
+
+  // Every assertion is logged, so that a solver can be replaced (see solve).
+  z3::expr_vector& log(const z3::solver& s) { return &s == &base_ ? base_log_ : step_log_; }
+  void add(z3::solver& s, const z3::expr& e) {
+    s.add(e);
+    log(s).push_back(e);
+  }
+
   z3::solver make_solver() {
     // Every state variable is a bounded integer or a Boolean: Z3's finite-domain solver (bit-blasting into its
     // incremental SAT core) is two orders of magnitude faster here than the general arithmetic solver (philosophers
@@ -470,6 +493,8 @@ class Engine {
   z3::context ctx_;
   z3::expr pidx_;
   z3::expr member_ok_;
+  z3::params params_{ctx_};
+  z3::expr_vector base_log_{ctx_}, step_log_{ctx_};
   z3::solver base_{make_solver()};
   z3::solver step_{make_solver()};
   const model::Model* base_model_ = nullptr;
