@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "checker/cli/exit_codes.h"
+#include "checker/cli/synth.h"
 #include "checker/cli/verify.h"
 
 int main(int argc, char** argv) {
@@ -15,6 +16,9 @@ int main(int argc, char** argv) {
   qpcheck::cli::VerifyOptions verify_opt;
   CLI::App* verify = app.add_subcommand("verify", "explore every interleaving of a .qpspec; prove or refute its properties");
   qpcheck::cli::setup_verify(*verify, verify_opt);
+  qpcheck::cli::SynthOptions synth_opt;
+  CLI::App* synth = app.add_subcommand("synth", "parameter synthesis: for which values of symbolic parameters each property holds");
+  qpcheck::cli::setup_synth(*synth, synth_opt);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -23,6 +27,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (*verify) return qpcheck::cli::run_verify(verify_opt, std::cout, std::cerr);
+    if (*synth) return qpcheck::cli::run_synth(synth_opt, std::cout, std::cerr);
   } catch (const std::bad_alloc&) {
     std::cerr << "qpcheck: internal error: out of memory (use --max-memory to bound the search)\n";
   } catch (const std::exception& e) {
