@@ -143,8 +143,10 @@ int run_synth(const SynthOptions& opt, std::ostream& out, std::ostream& err) {
         case symbolic::Region::Verdict::kFails: {
           trace::Trace t = trace::build_trace(*spec->systems.at(reg.counterexample_member), reg.counterexample,
                                               opt.file, "bmc");
-          text += fmt::format("  FAILS for {} ({}); the same run violates it for each of these values, shown for {}:\n",
-                              values, reg.how, values_text(spec->family, {reg.counterexample_member}));
+          text += reg.members.size() == 1
+                      ? fmt::format("  FAILS for {} ({}):\n", values, reg.how)
+                      : fmt::format("  FAILS for {} ({}); the same run violates it for each of these values, shown "
+                                    "for {}:\n", values, reg.how, values_text(spec->family, {reg.counterexample_member}));
           for (const trace::Step& s : t.steps) {
             text += fmt::format("    {:>3}. {:<28} {}:{}: {}\n", s.index, s.actor, s.source.file, s.source.line,
                                 s.source.text);
