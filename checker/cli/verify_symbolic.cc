@@ -96,29 +96,11 @@ std::unique_ptr<symbolic::LoadedSpec> load_for_symbolic(const std::string& file,
   }
   std::vector<std::string> lib_dirs = extra_lib_dirs;
   for (const std::string& dir : default_lib_dirs()) lib_dirs.push_back(dir);
-  std::unique_ptr<symbolic::LoadedSpec> spec;
-  lang::SourceManager* sources = nullptr;
+  auto spec = std::make_unique<symbolic::LoadedSpec>();
   try {
-    spec = symbolic::load_spec(file, lib_dirs, fixed, sets);
+    symbolic::load_spec_into(*spec, file, lib_dirs, fixed, sets);
   } catch (const lang::SpecError& e) {
-    // load_spec's own SourceManager is gone with it: re-parse for the diagnostics' locations.
-    lang::SourceManager s;
-    lang::Ast ast;
-    try {
-      lang::Program program = lang::load_program(s, ast, file, lib_dirs);
-      lang::ParamOverrides first = fixed;
-      for (const auto& [name, set] : sets) {
-        std::vector<std::string> values = symbolic::param_values(program, name, set);
-        first.emplace_back(name, values.at(0));
-      }
-      lang::typecheck(program, s, first);
-    } catch (const lang::SpecError& again) {
-      for (const lang::Diagnostic& d : again.diagnostics()) err << lang::format_diagnostic(s, d);
-      rc = code(ExitCode::kInvalidSpec);
-      return nullptr;
-    } catch (...) {
-    }
-    for (const lang::Diagnostic& d : e.diagnostics()) err << "qpcheck: error: " << d.message << "\n";
+    for (const lang::Diagnostic& d : e.diagnostics()) err << lang::format_diagnostic(spec->sources, d);
     rc = code(ExitCode::kInvalidSpec);
     return nullptr;
   } catch (const lang::UsageError& e) {
@@ -126,7 +108,6 @@ std::unique_ptr<symbolic::LoadedSpec> load_for_symbolic(const std::string& file,
     rc = code(ExitCode::kUsage);
     return nullptr;
   }
-  (void)sources;
   for (const lang::Diagnostic& w : spec->warnings) err << lang::format_diagnostic(spec->sources, w);
   rc = 0;
   return spec;

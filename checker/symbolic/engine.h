@@ -1,6 +1,9 @@
 // The Z3 symbolic engine: bounded model checking (BMC) and k-induction over the compiled model, with optional
-// symbolic parameters (a family of models that differ only in constants, see family.h). One Z3 context per run,
-// incremental solvers with push/pop per unrolling depth. A counterexample is re-run concretely through
+// symbolic parameters (a family of models that differ only in constants, see family.h). One Z3 context per run and
+// one incremental solver per query kind (base, induction step): each unrolling depth adds its transition once, and
+// the per-depth query is asserted under a fresh activation literal (check with an assumption, then retired) instead
+// of push/pop: Z3 4.8.12's finite-domain solver returned a model that violated the transition constraints after a
+// pop (spec 04, caught by the concrete re-run below). A counterexample is re-run concretely through
 // model::ModelSystem, so it comes back as the same explore::Path the explicit explorer produces (and a disagreement
 // between the encoding and the explicit semantics is an internal error, never a silent wrong answer).
 #pragma once

@@ -11,6 +11,14 @@ std::unique_ptr<LoadedSpec> load_spec(const std::string& file, const std::vector
                                       const std::vector<std::pair<std::string, std::string>>& symbolic,
                                       size_t max_members) {
   auto spec = std::make_unique<LoadedSpec>();
+  load_spec_into(*spec, file, lib_dirs, fixed, symbolic, max_members);
+  return spec;
+}
+
+void load_spec_into(LoadedSpec& out, const std::string& file, const std::vector<std::string>& lib_dirs,
+                    const lang::ParamOverrides& fixed, const std::vector<std::pair<std::string, std::string>>& symbolic,
+                    size_t max_members) {
+  LoadedSpec* spec = &out;
   spec->program = lang::load_program(spec->sources, spec->ast, file, lib_dirs);
   std::vector<std::vector<std::string>> domains;
   size_t members = 1;
@@ -43,7 +51,6 @@ std::unique_ptr<LoadedSpec> load_spec(const std::string& file, const std::vector
     spec->systems.push_back(std::make_unique<model::ModelSystem>(*spec->compiled.back().model));
     spec->family.members.push_back(spec->systems.back().get());
   }
-  return spec;
 }
 
 }  // namespace qpcheck::symbolic

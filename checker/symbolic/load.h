@@ -32,5 +32,9 @@ std::unique_ptr<LoadedSpec> load_spec(const std::string& file, const std::vector
                                       const lang::ParamOverrides& fixed,
                                       const std::vector<std::pair<std::string, std::string>>& symbolic,
                                       size_t max_members = 4096);
+// The same into `spec`, whose `sources` then locate the diagnostics of a SpecError.
+void load_spec_into(LoadedSpec& spec, const std::string& file, const std::vector<std::string>& lib_dirs,
+                    const lang::ParamOverrides& fixed, const std::vector<std::pair<std::string, std::string>>& symbolic,
+                    size_t max_members = 4096);
 
 }  // namespace qpcheck::symbolic
