@@ -10,6 +10,10 @@ enum class ExitCode : int {
   kInvalidSpec = 3,   // the spec does not parse or type-check (file:line:col diagnostics on stderr)
   kUsage = 4,         // bad command line: unknown option, bad --param, unreadable file
   kInternal = 5,      // a bug in qpcheck, or resources ran out (memory, disk for --trace-out)
+  kEnvironment = 6,   // replay: no such verbs device, no RDMA support, no permission, no address on the device
+  kReproduced = 10,   // replay: the device reproduced the counterexample
+  kNotReproduced = 11,  // replay: the schedule ran to its end and the device behaved safely
+  kDiverged = 12,     // replay: the device did something the model did not predict (at a named step)
 };
 
 constexpr int code(ExitCode c) { return static_cast<int>(c); }

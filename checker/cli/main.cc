@@ -7,6 +7,10 @@
 
 #include "checker/cli/exit_codes.h"
 #include "checker/cli/synth.h"
+#include "checker/cli/diff.h"
+#include "checker/cli/gate.h"
+#include "checker/cli/show.h"
+#include "checker/cli/replay.h"
 #include "checker/cli/verify.h"
 
 int main(int argc, char** argv) {
@@ -19,6 +23,18 @@ int main(int argc, char** argv) {
   qpcheck::cli::SynthOptions synth_opt;
   CLI::App* synth = app.add_subcommand("synth", "parameter synthesis: for which values of symbolic parameters each property holds");
   qpcheck::cli::setup_synth(*synth, synth_opt);
+  qpcheck::cli::GateOptions gate_opt;
+  CLI::App* gate = app.add_subcommand("gate", "check every spec and configuration against its expectations (CI gate)");
+  qpcheck::cli::setup_gate(*gate, gate_opt);
+  qpcheck::cli::ShowOptions show_opt;
+  CLI::App* show = app.add_subcommand("show", "draw a counterexample (JSON report) as a message sequence chart");
+  qpcheck::cli::setup_show(*show, show_opt);
+  qpcheck::cli::DiffOptions diff_opt;
+  CLI::App* diff = app.add_subcommand("diff", "which properties and configurations change verdict between two specs");
+  qpcheck::cli::setup_diff(*diff, diff_opt);
+  qpcheck::cli::ReplayOptions replay_opt;
+  CLI::App* replay = app.add_subcommand("replay", "drive a counterexample or witness trace against a live verbs device");
+  qpcheck::cli::setup_replay(*replay, replay_opt);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -28,6 +44,10 @@ int main(int argc, char** argv) {
   try {
     if (*verify) return qpcheck::cli::run_verify(verify_opt, std::cout, std::cerr);
     if (*synth) return qpcheck::cli::run_synth(synth_opt, std::cout, std::cerr);
+    if (*gate) return qpcheck::cli::run_gate(gate_opt, std::cout, std::cerr);
+    if (*show) return qpcheck::cli::run_show(show_opt, std::cout, std::cerr);
+    if (*diff) return qpcheck::cli::run_diff(diff_opt, std::cout, std::cerr);
+    if (*replay) return qpcheck::cli::run_replay(replay_opt, std::cout, std::cerr);
   } catch (const std::bad_alloc&) {
     std::cerr << "qpcheck: internal error: out of memory (use --max-memory to bound the search)\n";
   } catch (const std::exception& e) {

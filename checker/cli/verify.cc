@@ -12,6 +12,8 @@
 
 #include "checker/cli/exit_codes.h"
 #include "checker/cli/verify_symbolic.h"
+#include "checker/cli/progress.h"
+#include "checker/lang/matrix.h"
 #include "checker/lang/parser.h"
 #include "checker/lang/typecheck.h"
 #include "checker/model/transition_system.h"
@@ -76,6 +78,8 @@ void setup_verify(CLI::App& app, VerifyOptions& opt) {
   app.add_option("--lib-dir", opt.lib_dirs, "extra folder searched by import (repeatable)");
   app.add_flag("--no-deadlock", opt.no_deadlock, "do not report deadlocks");
   setup_verify_symbolic(app, opt);
+  app.add_flag("--witness", opt.witness,
+               "when every property holds, include a shortest run to a terminal valid end (for qpcheck replay)");
 }
 
 uint64_t default_memory_limit() {
@@ -135,6 +139,7 @@ int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
   explore::Options eo;
   eo.strategy = opt.strategy;
   eo.check_deadlock = !opt.no_deadlock;
+  eo.witness = opt.witness;
   eo.limits.max_states = opt.max_states;
   eo.limits.max_depth = opt.max_depth;
   eo.limits.time_limit_seconds = opt.time_limit;
@@ -151,6 +156,7 @@ int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
   try {
     lang::Program program = lang::load_program(sources, ast, opt.file, lib_dirs);
     compiled = lang::typecheck(program, sources, overrides);
+    lang::resolve_matrix(program, sources, *compiled.model, true);  // diagnostics only; `qpcheck gate` runs it
   } catch (const lang::SpecError& e) {
     for (const lang::Diagnostic& d : e.diagnostics()) err << lang::format_diagnostic(sources, d);
     return code(ExitCode::kInvalidSpec);
@@ -171,7 +177,9 @@ int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
   }
 
   model::ModelSystem system(*compiled.model);
+  eo.progress = progress_printer();
   explore::Result result = explore::explore(system, eo);
+  clear_progress();
   trace::Trace t = trace::build_trace(system, result, opt.file, opt.strategy == explore::Strategy::kBfs ? "bfs" : "dfs");
 
   // The report goes to stdout first: a trace file that cannot be written never loses the result.

@@ -31,6 +31,7 @@ struct VerifyOptions {
   int depth = 20;                       // bmc/kind: K, the longest counterexample searched
   double smt_timeout = 0;               // bmc/kind: seconds per solver call; 0 = none
   uint64_t smt_rlimit = 0;              // bmc/kind: Z3 resource limit per solver call (deterministic); 0 = none
+  bool witness = false;                 // when every property holds, report a schedule to a terminal valid end
 };
 
 // Registers the subcommand's options on `app` (a CLI11 subcommand) bound to `opt`.

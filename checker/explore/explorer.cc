@@ -63,6 +63,7 @@ class Search : public model::SuccessorSink {
  private:
   void successor(uint32_t action, const uint64_t* state) override {
     ++stats_.transitions;
+    mark_fired(action);
     if (opt_.limits.max_states && store_.size() >= opt_.limits.max_states) {
       if (!store_.contains(state)) limit_ = "max-states";  // the store stays at exactly max_states
       return;
@@ -79,7 +80,27 @@ class Search : public model::SuccessorSink {
   }
   void failure(uint32_t action, const Violation& v) override {
     ++stats_.transitions;
+    mark_fired(action);
     if (!found_) found_ = Found{v, current_, action};
+  }
+
+  void mark_fired(uint32_t action) {
+    if (action >= fired_.size()) fired_.resize(action + 1, 0);
+    fired_[action] = 1;
+  }
+
+  // Calls Options::progress about once per second (the clock is read every 1024 expansions).
+  void report_progress(uint64_t queue) {
+    if (!opt_.progress || (++expansions_ & 1023) != 0) return;
+    double now = elapsed();
+    if (now < next_progress_) return;
+    next_progress_ = now + 1.0;
+    Stats s = stats_;
+    s.states = store_.size();
+    s.seconds = now;
+    s.store_bytes = store_.bytes();
+    s.queue = queue;
+    opt_.progress(s);
   }
 
   void check_new(uint32_t id) {
@@ -91,6 +112,7 @@ class Search : public model::SuccessorSink {
   void expand(uint32_t id) {
     current_ = id;
     int enabled = sys_.successors(store_.state(id), *this);
+    if (enabled == 0 && opt_.witness && terminal_ == kNoState && sys_.valid_end(store_.state(id))) terminal_ = id;
     if (enabled == 0 && opt_.check_deadlock && !sys_.valid_end(store_.state(id))) {
       deadlock_ = Found{Violation{Violation::Kind::kDeadlock, "deadlock",
                                   "no process can move and not every process is at a valid end state", {}},
@@ -127,6 +149,7 @@ class Search : public model::SuccessorSink {
         }
       }
       stats_.depth = depth;
+      report_progress(store_.size() - head);
       expand(static_cast<uint32_t>(head++));
       if (deadlock_) { found_ = deadlock_; return; }  // depth d beats anything found at depth d+1
       if (limit_hit()) break;
@@ -140,6 +163,7 @@ class Search : public model::SuccessorSink {
       uint32_t id = stack_.back();
       stack_.pop_back();
       if (opt_.limits.max_depth && depth_of_[id] >= opt_.limits.max_depth) { depth_truncated_ = true; continue; }
+      report_progress(stack_.size());
       expand(id);
       if (deadlock_) { found_ = deadlock_; break; }
       if (limit_hit()) break;
@@ -154,22 +178,30 @@ class Search : public model::SuccessorSink {
     stats_.store_bytes = store_.bytes();
     stats_.peak_rss_bytes = peak_rss_bytes();
     r.limit = limit_;
-    if (found_) {
-      r.outcome = Outcome::kViolated;
-      r.violation = found_->violation;
-      r.shortest = opt_.strategy == Strategy::kBfs && shortest_known_;
+    auto path_to = [&](uint32_t last) {
       std::vector<uint32_t> chain;
-      for (uint32_t id = found_->state; id != kNoState; id = store_.predecessor(id)) chain.push_back(id);
+      for (uint32_t id = last; id != kNoState; id = store_.predecessor(id)) chain.push_back(id);
       for (size_t i = chain.size(); i-- > 0;) {
         const uint64_t* s = store_.state(chain[i]);
         r.path.states.emplace_back(s, s + store_.words());
         if (i + 1 < chain.size()) r.path.actions.push_back(store_.action(chain[i]));
       }
+    };
+    if (found_) {
+      r.outcome = Outcome::kViolated;
+      r.violation = found_->violation;
+      r.shortest = opt_.strategy == Strategy::kBfs && shortest_known_;
+      path_to(found_->state);
       if (found_->failing_action != kNoState) r.path.actions.push_back(found_->failing_action);
     } else {
       r.outcome = limit_.empty() ? Outcome::kHolds : Outcome::kInconclusive;
+      if (r.outcome == Outcome::kHolds && terminal_ != kNoState) {
+        r.shortest = opt_.strategy == Strategy::kBfs;
+        path_to(terminal_);
+      }
     }
     r.stats = stats_;
+    r.action_fired = std::move(fired_);
     return r;
   }
 
@@ -181,11 +213,15 @@ class Search : public model::SuccessorSink {
   std::optional<Found> found_;
   std::optional<Found> deadlock_;
   uint32_t current_ = kNoState;
+  uint32_t terminal_ = kNoState;    // Options::witness: the first terminal valid-end state expanded
   std::vector<uint32_t> stack_;     // DFS
   std::vector<uint32_t> depth_of_;  // DFS: depth of each state id
   bool depth_truncated_ = false;
   bool shortest_known_ = true;
   std::string limit_;
+  std::vector<uint8_t> fired_;      // Result::action_fired
+  uint64_t expansions_ = 0;
+  double next_progress_ = 1.0;      // no progress report in the first second
 };
 
 }  // namespace

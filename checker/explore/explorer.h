@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,12 +21,6 @@ struct Limits {
   double time_limit_seconds = 0;  // wall clock; 0 = no limit
 };
 
-struct Options {
-  Strategy strategy = Strategy::kBfs;
-  Limits limits;
-  bool check_deadlock = true;
-};
-
 enum class Outcome { kHolds, kViolated, kInconclusive };
 
 struct Stats {
@@ -35,6 +30,19 @@ struct Stats {
   double seconds = 0;             // wall clock of the search
   uint64_t store_bytes = 0;       // visited set, all in
   uint64_t peak_rss_bytes = 0;    // whole process (VmHWM), 0 if unknown
+  uint64_t queue = 0;             // states stored but not expanded yet (BFS queue / DFS stack); progress reports only
+};
+
+struct Options {
+  Strategy strategy = Strategy::kBfs;
+  Limits limits;
+  bool check_deadlock = true;
+  // When every property holds, also return (in Result::path) a run to a terminal state: every process at a valid
+  // end and no action enabled. BFS: the shortest such run. A schedule to replay on a device (qpcheck replay).
+  bool witness = false;
+  // Called about once per second of search with the statistics so far (seconds: elapsed; store_bytes and queue
+  // filled; peak_rss_bytes 0). Empty: no calls. Must not throw.
+  std::function<void(const Stats&)> progress;
 };
 
 // A run from an initial state. actions[i] leads from states[i] to states[i+1]; for a step failure the last action
@@ -47,10 +55,14 @@ struct Path {
 struct Result {
   Outcome outcome = Outcome::kHolds;
   std::optional<model::Violation> violation;
-  Path path;                      // the counterexample when violated
+  Path path;                      // the counterexample when violated; the witness run (Options::witness) when holds
   bool shortest = false;          // true when the counterexample is known to be a shortest one (BFS, no limit hit)
   std::string limit;              // which limit ended the search ("max-states", ...), empty if none
   Stats stats;
+  // Indexed by action id (TransitionSystem numbering): 1 if the action produced at least one transition (a
+  // successor or a failure) during the search, else 0. Ends at the highest action that fired: a missing entry is 0.
+  // Complete only when the search was exhaustive.
+  std::vector<uint8_t> action_fired;
 };
 
 // Explores every reachable state of `system` (or until a limit). Stops at the first violation; under BFS it finishes

@@ -74,12 +74,30 @@ struct Stmt {
   TypeExpr* type = nullptr;           // kFor domain, kVar type
 };
 
+// `replay OP(ARG, ...)` on a procedure: a replay operation from the fixed vocabulary (replay_ops.h), its arguments
+// names of the procedure's parameters, params, consts or enum constants, or integer literals.
+struct ReplayCall {
+  Ident op;
+  std::vector<Expr*> args;
+  Span span;
+};
+
 struct Param {
   Ident name;
   TypeExpr* type = nullptr;
 };
 
-enum class DeclKind { kImport, kParam, kSet, kConst, kType, kVar, kFn, kProc, kProcess, kRule, kInvariant };
+// One parameter with a set of values, as written: `transport in { IB, IWARP }` or `rnr_retry = 0`.
+struct ParamValues {
+  Ident param;
+  std::vector<Ident> values;          // literals as written ("IB", "0", "-1", "true"), each with its span
+};
+
+enum class DeclKind {
+  kImport, kParam, kSet, kConst, kType, kVar, kFn, kProc, kProcess, kRule, kInvariant,
+  kMatrix,                            // `matrix { P in { V, ... }; ... }`: the configurations gate checks
+  kExpect,                            // `expect PROPERTY: holds|violated [when P = V, ...];`
+};
 
 struct Decl {
   DeclKind kind;
@@ -92,8 +110,11 @@ struct Decl {
   std::vector<Stmt*> body;            // kProc, kProcess, kRule
   Expr* guard = nullptr;              // kRule
   std::string verbs;                  // kProc, kRule: the verbs/CM call or fabric event modelled
+  std::vector<ReplayCall> replay;     // kProc: what a replay on a device does for a call (docs/replay.md)
   Ident index;                        // kProcess arrays: the instance variable; kSet: the value
   TypeExpr* index_type = nullptr;     // kProcess arrays
+  std::vector<ParamValues> values;    // kMatrix: one row per parameter; kExpect: the `when` selector (empty: all)
+  Ident verdict;                      // kExpect: "holds" or "violated" as written (kName: the property)
 };
 
 // Arena owning all nodes of all files of one program.

@@ -70,6 +70,26 @@ class Parser {
     return Ident{t.text, t.span};
   }
 
+  // `replay OP(ARGS), OP(ARGS)`: `replay` is a contextual keyword (a name elsewhere).
+  std::vector<ReplayCall> replay_clause() {
+    take();
+    std::vector<ReplayCall> out;
+    do {
+      ReplayCall c;
+      c.op = ident("a replay operation (docs/replay.md)");
+      expect(Tok::kLParen, "(the replay operation's arguments)");
+      if (!at(Tok::kRParen)) {
+        do {
+          c.args.push_back(expr());
+        } while (accept(Tok::kComma));
+      }
+      expect(Tok::kRParen, "(closing the replay operation's arguments)");
+      c.span = join(c.op.span, prev_span());
+      out.push_back(std::move(c));
+    } while (accept(Tok::kComma));
+    return out;
+  }
+
   // ---- declarations ----
   Decl* decl() {
     Span start = peek().span;
@@ -163,6 +183,7 @@ class Parser {
         d->name = ident("a procedure name");
         d->params = params(true);
         if (accept(Tok::kVerbs)) d->verbs = expect(Tok::kString, "(the verbs call modelled)").text;
+        if (at(Tok::kIdent) && peek().text == "replay") d->replay = replay_clause();
         d->span = join(start, prev_span());
         d->body = block();
         return d;
@@ -203,8 +224,65 @@ class Parser {
         return d;
       }
       default:
-        fail_expected("a declaration (import, param, set, const, type, var, fn, proc, process, rule or invariant)");
+        // `matrix` and `expect` are contextual keywords: only a declaration can start with them.
+        if (at(Tok::kIdent) && peek().text == "matrix") return matrix_decl();
+        if (at(Tok::kIdent) && peek().text == "expect") return expect_decl();
+        fail_expected("a declaration (import, param, set, const, type, var, fn, proc, process, rule, invariant, "
+                      "matrix or expect)");
     }
+  }
+
+  // A parameter value as in `set`: an integer (optionally negative), true, false or an enum constant.
+  Ident param_value() {
+    Span vs = peek().span;
+    bool neg = accept(Tok::kMinus);
+    if (!at(Tok::kInt) && !at(Tok::kIdent) && !at(Tok::kTrue) && !at(Tok::kFalse)) {
+      fail_expected("a parameter value (an integer, true, false or an enum constant)");
+    }
+    Token v = take();
+    return Ident{(neg ? "-" : "") + v.text, join(vs, v.span)};
+  }
+  // `NAME in { V, ... }` or `NAME = V`.
+  ParamValues param_values() {
+    ParamValues pv;
+    pv.param = ident("a parameter name");
+    if (accept(Tok::kIn)) {
+      expect(Tok::kLBrace, "(a set of values: { V, ... })");
+      do pv.values.push_back(param_value()); while (accept(Tok::kComma));
+      expect(Tok::kRBrace);
+    } else if (accept(Tok::kAssign)) {
+      pv.values.push_back(param_value());
+    } else {
+      fail_expected("'in { V, ... }' or '= V' after the parameter name");
+    }
+    return pv;
+  }
+  Decl* matrix_decl() {
+    Span start = take().span;
+    Decl* d = ast_.decl(DeclKind::kMatrix, start);
+    d->name = Ident{"matrix", start};
+    expect(Tok::kLBrace, "(the matrix: one 'PARAM in { V, ... };' per line)");
+    while (!at(Tok::kRBrace)) {
+      if (at(Tok::kEof)) fail_expected("'}'");
+      d->values.push_back(param_values());
+      expect(Tok::kSemi, "matrix row");
+    }
+    take();
+    d->span = join(start, prev_span());
+    return d;
+  }
+  Decl* expect_decl() {
+    Span start = take().span;
+    Decl* d = ast_.decl(DeclKind::kExpect, start);
+    d->name = ident("a property name (an invariant, a fail/assert property, deadlock or runtime_error)");
+    expect(Tok::kColon);
+    d->verdict = ident("a verdict (holds or violated)");
+    if (accept(Tok::kWhen)) {
+      do d->values.push_back(param_values()); while (accept(Tok::kComma));
+    }
+    expect(Tok::kSemi, "expect");
+    d->span = join(start, prev_span());
+    return d;
   }
 
   std::vector<Param> params(bool parens) {

@@ -91,12 +91,39 @@ TEST_CASE("parser: statements: labels, if/else if, while, choose/or, goto, when,
   CHECK(body[2]->kind == StmtKind::kGoto);
 }
 
+TEST_CASE("parser: matrix and expect declarations; matrix and expect stay usable as names elsewhere") {
+  SourceManager sm;
+  Ast ast;
+  auto d = parse_text(sm, ast,
+                      "var expect: bool;\n"
+                      "matrix { transport in { IB, IWARP }; rnr_retry = -1; }\n"
+                      "expect deadlock: violated when transport in { IB }, rnr_retry = 7;\n"
+                      "expect x: holds;\n");
+  REQUIRE(d.size() == 4);
+  CHECK(d[0]->name.name == "expect");
+  REQUIRE(d[1]->kind == DeclKind::kMatrix);
+  REQUIRE(d[1]->values.size() == 2);
+  CHECK(d[1]->values[0].param.name == "transport");
+  CHECK(d[1]->values[0].values.size() == 2);
+  CHECK(d[1]->values[0].values[1].name == "IWARP");
+  CHECK(d[1]->values[1].values[0].name == "-1");
+  CHECK(sm.location(d[1]->values[1].values[0].span) == "t.qpspec:2:50");
+  REQUIRE(d[2]->kind == DeclKind::kExpect);
+  CHECK(d[2]->name.name == "deadlock");
+  CHECK(d[2]->verdict.name == "violated");
+  CHECK(d[2]->values.size() == 2);
+  CHECK(d[3]->values.empty());
+}
+
 TEST_CASE("parser: syntax errors name the position and what was expected") {
   CHECK(parse_error("var x: bool") == "t.qpspec:1:12: expected ';' after variable declaration");
   CHECK(parse_error("process p { x = ; }") == "t.qpspec:1:17: expected an expression, found ';'");
   CHECK(parse_error("banana") ==
-        "t.qpspec:1:1: expected a declaration (import, param, set, const, type, var, fn, proc, process, rule or "
-        "invariant), found 'banana'");
+        "t.qpspec:1:1: expected a declaration (import, param, set, const, type, var, fn, proc, process, rule, "
+        "invariant, matrix or expect), found 'banana'");
+  CHECK(parse_error("matrix { n: 1; }") == "t.qpspec:1:11: expected 'in { V, ... }' or '= V' after the parameter name, "
+                                          "found ':'");
+  CHECK(parse_error("expect p violated;") == "t.qpspec:1:10: expected ':', found 'violated'");
   CHECK(parse_error("process p { x = 1; ") == "t.qpspec:1:20: expected '}', found end of file");
   CHECK(parse_error("param n: 0..3;") == "t.qpspec:1:14: expected '=' (a parameter needs a default value), found ';'");
   CHECK(parse_error("process p { 3; }") == "t.qpspec:1:13: expected a statement (an assignment 'x = e;' or a call 'p(...);')");

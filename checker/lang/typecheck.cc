@@ -1,6 +1,7 @@
 #include "checker/lang/typecheck.h"
 
 #include "checker/model/eval.h"
+#include "checker/lang/replay_ops.h"
 
 #include <functional>
 #include <limits>
@@ -387,7 +388,9 @@ class Checker {
     current_decl_span_ = d->name.span.file >= 0 ? d->name.span : d->span;
     switch (d->kind) {
       case DeclKind::kImport:
-      case DeclKind::kSet: return;
+      case DeclKind::kSet:
+      case DeclKind::kMatrix:   // checked by resolve_matrix (matrix.h)
+      case DeclKind::kExpect: return;
       case DeclKind::kParam: return declare_param(d);
       case DeclKind::kConst: {
         const model::Expr* e = expr(d->value);
@@ -578,8 +581,90 @@ class Checker {
     define(d->name, s);
     ScopeGuard g(this);
     declare_params_as_frames(d->params, &p.param_names, &p.param_frames, &p.param_types, "procedure");
+    for (const ReplayCall& c : d->replay) p.replay.push_back(replay_op(c));
     p.body = atomic_block(d->body, "a procedure");
     globals_[d->name.name].compiling = false;
+  }
+
+  // Checks one `replay OP(args)` against the vocabulary (replay_ops.h): a known operation, its arity, and each
+  // argument a parameter of the procedure or a constant of the kind the operation needs.
+  model::ReplayOp replay_op(const ReplayCall& c) {
+    const ReplayOpSpec* spec = find_replay_op(c.op.name);
+    if (!spec) {
+      std::string all;
+      for (const ReplayOpSpec& o : kReplayOps) all += fmt::format("{}{}", all.empty() ? "" : ", ", o.name);
+      error(c.op.span, fmt::format("unknown replay operation '{}' (known: {})", c.op.name, all));
+    }
+    if (static_cast<int>(c.args.size()) != spec->arity) {
+      error(c.span, fmt::format("replay operation '{}' takes {} argument{}, found {}", spec->name, spec->arity,
+                                spec->arity == 1 ? "" : "s", c.args.size()));
+    }
+    model::ReplayOp op;
+    op.op = c.op.name;
+    op.span = c.span;
+    for (size_t i = 0; i < c.args.size(); ++i) {
+      const model::Expr* a = expr(c.args[i]);
+      if (a->op != Op::kConst && a->op != Op::kFrame) {
+        error(c.args[i]->span, "a replay argument must be a parameter of the procedure, a param, a const or a "
+                               "constant (it is evaluated when the trace is written)");
+      }
+      const Type* t = a->type;
+      auto describe = [&](const model::Expr* x) {
+        return x->op == Op::kConst && x->type->kind == TypeKind::kInt ? std::to_string(x->value)
+                                                                      : model::type_name(x->type);
+      };
+      auto enum_names = [&]() { return t->kind == TypeKind::kEnum ? t->constants : std::vector<std::string>{}; };
+      auto has = [&](const std::string& n) {
+        for (const std::string& k : enum_names()) {
+          if (k == n) return true;
+        }
+        return false;
+      };
+      switch (spec->args[i]) {
+        case ReplayArg::kEndpoint:
+          if (t->kind != TypeKind::kEnum || !has("ACTIVE") || !has("PASSIVE")) {
+            error(c.args[i]->span, fmt::format("argument {} of '{}' is an endpoint: expected an enum with constants "
+                                               "ACTIVE and PASSIVE, found {}", i + 1, spec->name, model::type_name(t)));
+          }
+          break;
+        case ReplayArg::kCount:
+          if (t->kind != TypeKind::kInt || (a->op == Op::kConst ? a->value < 1 : t->lo < 1)) {
+            error(c.args[i]->span, fmt::format("argument {} of '{}' is a number of work requests: expected an integer "
+                                               ">= 1, found {}", i + 1, spec->name, describe(a)));
+          }
+          break;
+        case ReplayArg::kRetry:
+          if (t->kind != TypeKind::kInt ||
+              (a->op == Op::kConst ? a->value < 0 || a->value > 7 : t->lo < 0 || t->hi > 7)) {
+            error(c.args[i]->span, fmt::format("argument {} of '{}' is a conn_param retry count: expected an integer "
+                                               "in 0..7, found {}", i + 1, spec->name, describe(a)));
+          }
+          break;
+        case ReplayArg::kCmEvent:
+          if (t->kind != TypeKind::kEnum) {
+            error(c.args[i]->span, fmt::format("argument {} of '{}' is a CM event: expected an enum, found {}", i + 1,
+                                               spec->name, model::type_name(t)));
+          }
+          for (const std::string& k : t->constants) {
+            if (!known_cm_event(k)) {
+              error(c.args[i]->span, fmt::format("enum {} has constant {}, not an RDMA_CM_EVENT_* name (rdma_cma.h)",
+                                                 t->name, k));
+            }
+          }
+          break;
+        case ReplayArg::kWcStatus:
+          if (t->kind != TypeKind::kEnum) {
+            error(c.args[i]->span, fmt::format("argument {} of '{}' is a completion status: expected an enum, found {}",
+                                               i + 1, spec->name, model::type_name(t)));
+          }
+          if (a->op == Op::kConst && !known_wc_status(t->constants[a->value])) {
+            error(c.args[i]->span, fmt::format("{} is not an IBV_WC_* status (verbs.h)", t->constants[a->value]));
+          }
+          break;
+      }
+      op.args.push_back(a);
+    }
+    return op;
   }
 
   void declare_rule(const Decl* d) {

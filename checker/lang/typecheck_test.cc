@@ -107,5 +107,32 @@ TEST_CASE("typecheck: control statements fold into the guards of the next step")
   CHECK(p.edges[0][0].conds.size() == 2);  // while condition and the if condition
 }
 
+TEST_CASE("typecheck: replay clauses are checked against the vocabulary") {
+  const std::string pre = "type Ep = enum { ACTIVE, PASSIVE };\ntype Ev = enum { ESTABLISHED, HELLO };\n"
+                          "type St = enum { IBV_WC_SUCCESS, NO_COMPLETION };\nparam r: 0..7 = 7;\n";
+  auto e = [&](const std::string& decl) { return first_error(pre + decl); };
+  CHECK(e("proc p(e: Ep) replay post_recv(e, 2) { skip; }\nprocess q { p(ACTIVE); }") == "");
+  CHECK(e("proc p(e: Ep) replay connect(e, r), create_qp(e) { skip; }\nprocess q { p(ACTIVE); }") == "");
+  CHECK(e("proc p(e: Ep) replay teleport(e) { skip; }").rfind(
+            "test.qpspec:5:22: error: unknown replay operation 'teleport' (known: create_qp, post_recv,", 0) == 0);
+  CHECK(e("proc p(e: Ep) replay post_recv(e) { skip; }") ==
+        "test.qpspec:5:22: error: replay operation 'post_recv' takes 2 arguments, found 1");
+  CHECK(e("proc p(e: Ep) replay connect(e, 9) { skip; }") ==
+        "test.qpspec:5:33: error: argument 2 of 'connect' is a conn_param retry count: expected an integer in 0..7, "
+        "found 9");
+  CHECK(e("proc p(n: 0..3) replay create_qp(n) { skip; }") ==
+        "test.qpspec:5:34: error: argument 1 of 'create_qp' is an endpoint: expected an enum with constants ACTIVE and "
+        "PASSIVE, found 0..3");
+  CHECK(e("proc p(e: Ep, v: Ev) replay get_cm_event(e, v) { skip; }") ==
+        "test.qpspec:5:45: error: enum Ev has constant HELLO, not an RDMA_CM_EVENT_* name (rdma_cma.h)");
+  CHECK(e("proc p(e: Ep) replay expect_send_wc(e, NO_COMPLETION) { skip; }") ==
+        "test.qpspec:5:40: error: NO_COMPLETION is not an IBV_WC_* status (verbs.h)");
+  CHECK(e("var v: Ep;\nproc p(e: Ep) replay create_qp(v) { skip; }") ==
+        "test.qpspec:6:32: error: a replay argument must be a parameter of the procedure, a param, a const or a "
+        "constant (it is evaluated when the trace is written)");
+  // `replay` stays an ordinary name elsewhere
+  CHECK(e("var replay: bool;\nprocess q { replay = true; }") == "");
+}
+
 }  // namespace
 }  // namespace qpcheck::lang

@@ -92,9 +92,18 @@ struct Fn {
   const Expr* body = nullptr;
 };
 
+// One `replay OP(args)` of a procedure, checked against the vocabulary (checker/lang/replay_ops.h). Each argument is
+// a constant (Op::kConst) or one of the procedure's parameters (Op::kFrame); `kinds` says how each is written.
+struct ReplayOp {
+  std::string op;
+  std::vector<const Expr*> args;
+  Span span;
+};
+
 struct Proc {
   std::string name;
   std::string verbs;                  // the verbs/CM call or fabric event it models ("" if none)
+  std::vector<ReplayOp> replay;       // what replaying a call on a device does, in order (docs/replay.md)
   Span span;
   std::vector<std::string> param_names;
   std::vector<int> param_frames;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "checker/lang/replay_ops.h"
+
 namespace qpcheck::trace {
 
 namespace {
@@ -44,6 +46,26 @@ std::string render_value(const model::Model& m, const model::Unit& u, const std:
   return out + "]";
 }
 
+// Binds a replay operation's arguments to a call's values and writes them as the trace carries them.
+ReplayStep bind_replay(const model::Proc& proc, const model::ReplayOp& op, const std::vector<int64_t>& args) {
+  ReplayStep r;
+  r.op = op.op;
+  const lang::ReplayOpSpec* spec = lang::find_replay_op(op.op);
+  for (size_t i = 0; i < op.args.size(); ++i) {
+    const model::Expr* a = op.args[i];
+    int64_t v = a->value;
+    if (a->op == model::Op::kFrame) {
+      for (size_t k = 0; k < proc.param_frames.size(); ++k) {
+        if (proc.param_frames[k] == a->value) v = args.at(k);
+      }
+    }
+    std::string text = model::render_scalar(a->type, v);
+    if (spec && spec->args[i] == lang::ReplayArg::kCmEvent) text = "RDMA_CM_EVENT_" + text;
+    r.args.push_back(std::move(text));
+  }
+  return r;
+}
+
 }  // namespace
 
 Trace build_trace(model::ModelSystem& system, const explore::Result& result, const std::string& spec,
@@ -63,18 +85,23 @@ Trace build_trace(model::ModelSystem& system, const explore::Result& result, con
   t.stats.peak_rss_bytes = result.stats.peak_rss_bytes;
   t.stats.state_bits = system.layout().bits();
   switch (result.outcome) {
-    case explore::Outcome::kHolds: t.verdict = "holds"; return t;
+    case explore::Outcome::kHolds:
+      t.verdict = "holds";
+      if (result.path.states.empty()) return t;  // a witness schedule (verify --witness) is rendered below
+      break;
     case explore::Outcome::kInconclusive: t.verdict = "inconclusive"; return t;
     case explore::Outcome::kViolated: t.verdict = "violated"; break;
   }
-  const model::Violation& v = *result.violation;
-  t.property = v.property;
-  t.message = v.message;
-  t.kind = v.property == "runtime_error"                  ? "runtime_error"
-           : v.kind == model::Violation::Kind::kInvariant ? "invariant"
-           : v.kind == model::Violation::Kind::kDeadlock  ? "deadlock"
-                                                          : "fail";
-  t.property_source = source_ref(sources, v.span);
+  if (result.violation) {
+    const model::Violation& v = *result.violation;
+    t.property = v.property;
+    t.message = v.message;
+    t.kind = v.property == "runtime_error"                  ? "runtime_error"
+             : v.kind == model::Violation::Kind::kInvariant ? "invariant"
+             : v.kind == model::Violation::Kind::kDeadlock  ? "deadlock"
+                                                            : "fail";
+    t.property_source = source_ref(sources, v.span);
+  }
   t.shortest = result.shortest;
 
   const auto& path = result.path;
@@ -96,6 +123,7 @@ Trace build_trace(model::ModelSystem& system, const explore::Result& result, con
     for (const model::CallRecord& c : calls) {
       Call call{c.proc->name, {}, c.proc->verbs};
       for (size_t k = 0; k < c.args.size(); ++k) call.args.push_back(model::render_scalar(c.proc->param_types[k], c.args[k]));
+      for (const model::ReplayOp& op : c.proc->replay) call.replay.push_back(bind_replay(*c.proc, op, c.args));
       s.calls.push_back(std::move(call));
     }
     if (i + 1 < path.states.size()) {

@@ -36,6 +36,10 @@ std::string to_text(const Trace& t) {
   } else if (t.verdict == "holds") {
     out += fmt::format("{}: HOLDS: every invariant and assertion holds in all {} reachable states\n", t.spec,
                        t.stats.states);
+    if (!t.steps.empty()) {
+      out += fmt::format("witness: a {}run of {} steps to a terminal valid end is in the JSON report (qpcheck "
+                         "replay drives it on a device)\n", t.shortest ? "shortest " : "", t.steps.size());
+    }
   } else if (t.verdict == "inconclusive") {
     out += fmt::format("{}: INCONCLUSIVE: stopped by --{} after {} states; no violation found so far\n", t.spec,
                        t.limit, t.stats.states);
@@ -126,6 +130,8 @@ nlohmann::json to_json(const Trace& t) {
   if (t.verdict == "violated") {
     j["violation"] = {{"property", t.property}, {"kind", t.kind}, {"message", t.message},
                       {"source", source_json(t.property_source)}, {"shortest", t.shortest}};
+  }
+  if (t.verdict == "violated" || !t.steps.empty()) {  // a counterexample, or a witness schedule (verify --witness)
     nlohmann::json init = nlohmann::json::array();
     for (const Change& c : t.initial) init.push_back({{"name", c.name}, {"value", c.after}});
     j["initial"] = init;
@@ -136,7 +142,14 @@ nlohmann::json to_json(const Trace& t) {
       if (!s.verbs.empty()) js["verbs"] = s.verbs;
       if (!s.is_rule) js["at"] = s.at;
       js["calls"] = nlohmann::json::array();
-      for (const Call& c : s.calls) js["calls"].push_back({{"proc", c.proc}, {"args", c.args}, {"verbs", c.verbs}});
+      for (const Call& c : s.calls) {
+        nlohmann::json jc = {{"proc", c.proc}, {"args", c.args}, {"verbs", c.verbs}};
+        if (!c.replay.empty()) {
+          jc["replay"] = nlohmann::json::array();
+          for (const ReplayStep& r : c.replay) jc["replay"].push_back({{"op", r.op}, {"args", r.args}});
+        }
+        js["calls"].push_back(jc);
+      }
       js["changes"] = nlohmann::json::array();
       for (const Change& c : s.changes) js["changes"].push_back(change_json(c));
       steps.push_back(js);
@@ -188,6 +201,8 @@ Trace from_json(const nlohmann::json& j) {
       t.message = field(v, "message").get<std::string>();
       t.property_source = source_from(field(v, "source"));
       t.shortest = field(v, "shortest").get<bool>();
+    }
+    if (t.verdict == "violated" || j.contains("steps")) {
       for (const auto& c : field(j, "initial")) {
         std::string val = field(c, "value").get<std::string>();
         t.initial.push_back(Change{field(c, "name").get<std::string>(), val, val});
@@ -202,8 +217,15 @@ Trace from_json(const nlohmann::json& j) {
         s.source = source_from(field(js, "source"));
         s.failed = field(js, "failed").get<bool>();
         for (const auto& c : field(js, "calls")) {
-          s.calls.push_back(Call{field(c, "proc").get<std::string>(),
-                                 field(c, "args").get<std::vector<std::string>>(), field(c, "verbs").get<std::string>()});
+          Call call{field(c, "proc").get<std::string>(), field(c, "args").get<std::vector<std::string>>(),
+                    field(c, "verbs").get<std::string>(), {}};
+          if (c.contains("replay")) {
+            for (const auto& r : c.at("replay")) {
+              call.replay.push_back(
+                  ReplayStep{field(r, "op").get<std::string>(), field(r, "args").get<std::vector<std::string>>()});
+            }
+          }
+          s.calls.push_back(std::move(call));
         }
         for (const auto& c : field(js, "changes")) {
           s.changes.push_back(Change{field(c, "name").get<std::string>(), field(c, "before").get<std::string>(),

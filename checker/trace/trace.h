@@ -22,11 +22,20 @@ struct Change {
   std::string after;
 };
 
+// A replay operation of a call, with its arguments bound (docs/replay.md): op from checker/lang/replay_ops.h;
+// args as written in the trace: an endpoint "ACTIVE"/"PASSIVE", a decimal count, "RDMA_CM_EVENT_ESTABLISHED",
+// "IBV_WC_RNR_RETRY_EXC_ERR".
+struct ReplayStep {
+  std::string op;
+  std::vector<std::string> args;
+};
+
 // A procedure call made by a step: the spec procedure and the verbs/CM call or fabric event it models.
 struct Call {
   std::string proc;               // "post_recv"
   std::vector<std::string> args;  // rendered: "ACTIVE", "1"
   std::string verbs;              // "ibv_post_recv", or "" when the procedure declares none
+  std::vector<ReplayStep> replay; // the procedure's replay operations, bound to this call's arguments
 };
 
 struct Step {

@@ -1,0 +1,184 @@
+#include "checker/cli/gate.h"
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "checker/cli/exit_codes.h"
+#include "checker/cli/progress.h"
+#include "checker/gate/check.h"
+#include "checker/report/report.h"
+#include "checker/trace/msc.h"
+#include "checker/trace/render.h"
+
+namespace qpcheck::cli {
+
+namespace fs = std::filesystem;
+
+void setup_gate(CLI::App& app, GateOptions& opt) {
+  app.add_option("paths", opt.paths, "spec files, or folders whose *.qpspec files are checked")->required();
+  app.add_option("--format", opt.format, "summary on stdout: text or json")
+      ->transform(CLI::CheckedTransformer(std::map<std::string, Format>{{"text", Format::kText}, {"json", Format::kJson}},
+                                          CLI::ignore_case));
+  app.add_option("--junit", opt.junit, "write a JUnit XML report to this file");
+  app.add_option("--sarif", opt.sarif, "write a SARIF 2.1.0 report to this file");
+  app.add_option("--json", opt.json, "write the JSON summary (schema qpcheck.gate) to this file");
+  app.add_option("--trace-dir", opt.trace_dir, "write each counterexample's JSON report to this folder");
+  app.add_option("--svg-dir", opt.svg_dir, "write each counterexample's message sequence chart (SVG) to this folder");
+  app.add_flag("--no-coverage", opt.no_coverage, "skip coverage and vacuity");
+  app.add_flag("--no-deadlock", opt.no_deadlock, "do not check deadlocks");
+  app.add_option("--max-states", opt.max_states, "per search: stop (inconclusive) after this many states")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--max-depth", opt.max_depth, "per search: do not explore beyond this many steps")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--max-memory", opt.max_memory, "per search: visited-set size limit, e.g. 4G");
+  app.add_option("--time-limit", opt.time_limit, "per search: seconds")->check(CLI::NonNegativeNumber);
+  app.add_option("--lib-dir", opt.lib_dirs, "extra folder searched by import (repeatable)");
+}
+
+std::vector<std::string> collect_specs(const std::vector<std::string>& paths) {
+  std::vector<std::string> out;
+  for (const std::string& p : paths) {
+    std::error_code ec;
+    if (fs::is_directory(p, ec)) {
+      std::vector<std::string> in_dir;
+      for (const auto& e : fs::directory_iterator(p, ec)) {
+        if (e.path().extension() == ".qpspec" && e.is_regular_file(ec)) in_dir.push_back(e.path().string());
+      }
+      std::sort(in_dir.begin(), in_dir.end());
+      out.insert(out.end(), in_dir.begin(), in_dir.end());
+    } else if (fs::is_regular_file(p, ec)) {
+      out.push_back(p);
+    } else {
+      throw std::invalid_argument(fmt::format("'{}' is neither a spec file nor a folder", p));
+    }
+  }
+  return out;
+}
+
+std::string artefact_name(const std::string& spec, const std::string& config, const std::string& property) {
+  std::string name = fs::path(spec).stem().string();
+  if (config != "default") {
+    name += ".";
+    for (char c : config) name += c == ' ' ? '.' : c;
+  }
+  name += "." + property;
+  for (char& c : name) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-' || c == '=')) c = '_';
+  }
+  return name;
+}
+
+namespace {
+
+// Opens every output before the search, so a bad path is a usage error, not a lost result.
+struct Output {
+  std::string path;
+  std::ofstream file;
+};
+
+bool write(Output& o, const std::string& text, std::ostream& err) {
+  o.file << text;
+  o.file.flush();
+  if (!o.file) {
+    err << fmt::format("qpcheck: error: writing '{}' failed (disk full?)\n", o.path);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int run_gate(const GateOptions& opt, std::ostream& out, std::ostream& err) {
+  std::vector<std::string> specs;
+  try {
+    specs = collect_specs(opt.paths);
+  } catch (const std::invalid_argument& e) {
+    err << "qpcheck: error: " << e.what() << "\n";
+    return code(ExitCode::kUsage);
+  }
+  if (specs.empty()) {
+    err << "qpcheck: error: no .qpspec file found in the given paths\n";
+    return code(ExitCode::kUsage);
+  }
+  gate::Options go;
+  go.check_deadlock = !opt.no_deadlock;
+  go.coverage = !opt.no_coverage;
+  go.limits.max_states = opt.max_states;
+  go.limits.max_depth = opt.max_depth;
+  go.limits.time_limit_seconds = opt.time_limit;
+  try {
+    go.limits.max_memory_bytes = opt.max_memory.empty() ? default_memory_limit() : parse_bytes(opt.max_memory);
+  } catch (const std::invalid_argument& e) {
+    err << "qpcheck: error: " << e.what() << "\n";
+    return code(ExitCode::kUsage);
+  }
+  go.lib_dirs = opt.lib_dirs;
+  for (const std::string& d : default_lib_dirs()) go.lib_dirs.push_back(d);
+  go.progress = progress_printer();
+
+  std::vector<Output> outputs;
+  for (const std::string* p : {&opt.junit, &opt.sarif, &opt.json}) {
+    Output& o = outputs.emplace_back();
+    o.path = *p;
+    if (p->empty()) continue;
+    o.file.open(*p);
+    if (!o.file) {
+      err << fmt::format("qpcheck: error: cannot open '{}' for writing\n", *p);
+      return code(ExitCode::kUsage);
+    }
+  }
+  for (const std::string* d : {&opt.trace_dir, &opt.svg_dir}) {
+    if (d->empty()) continue;
+    std::error_code ec;
+    fs::create_directories(*d, ec);
+    if (!fs::is_directory(*d, ec)) {
+      err << fmt::format("qpcheck: error: cannot create folder '{}'\n", *d);
+      return code(ExitCode::kUsage);
+    }
+  }
+
+  std::vector<gate::SpecResult> results;
+  for (const std::string& spec : specs) {
+    results.push_back(gate::check_spec(spec, go));
+    clear_progress();
+    for (const std::string& w : results.back().warnings) err << w;
+    if (results.back().error_code != 0) err << results.back().error;
+  }
+
+  gate::Counts counts = gate::count(results);
+  int rc = gate::exit_code(counts, results);
+  if (opt.format == Format::kJson) out << trace::dump_json(report::to_summary(results));
+  else out << report::to_text(results, !opt.no_coverage);
+  out.flush();
+
+  bool ok = true;
+  if (!opt.junit.empty()) ok = write(outputs[0], report::to_junit(results), err) && ok;
+  if (!opt.sarif.empty()) ok = write(outputs[1], trace::dump_json(report::to_sarif(results)), err) && ok;
+  if (!opt.json.empty()) ok = write(outputs[2], trace::dump_json(report::to_summary(results)), err) && ok;
+  for (const gate::SpecResult& s : results) {
+    for (const gate::ConfigResult& c : s.configs) {
+      for (const gate::PropertyResult& p : c.properties) {
+        if (!p.counterexample) continue;
+        std::string name = artefact_name(s.spec, c.name, p.name);
+        if (!opt.trace_dir.empty()) {
+          Output o{(fs::path(opt.trace_dir) / (name + ".json")).string(), {}};
+          o.file.open(o.path);
+          ok = (o.file && write(o, trace::dump_json(trace::to_json(*p.counterexample)), err)) && ok;
+        }
+        if (!opt.svg_dir.empty()) {
+          Output o{(fs::path(opt.svg_dir) / (name + ".svg")).string(), {}};
+          o.file.open(o.path);
+          ok = (o.file && write(o, trace::to_svg(*p.counterexample), err)) && ok;
+        }
+      }
+    }
+  }
+  if (!ok) return code(ExitCode::kInternal);
+  return rc;
+}
+
+}  // namespace qpcheck::cli

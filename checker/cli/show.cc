@@ -1,0 +1,76 @@
+#include "checker/cli/show.h"
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "checker/cli/exit_codes.h"
+#include "checker/trace/msc.h"
+#include "checker/trace/render.h"
+
+namespace qpcheck::cli {
+
+void setup_show(CLI::App& app, ShowOptions& opt) {
+  app.add_option("report", opt.report, "a JSON report (qpcheck verify --trace-out, gate --trace-dir)")->required();
+  app.add_option("--svg", opt.svg, "write the message sequence chart as SVG (- for stdout)");
+  app.add_option("--html", opt.html, "write a standalone HTML page with the chart and the steps (- for stdout)");
+  app.add_option("--mermaid", opt.mermaid, "write Mermaid sequenceDiagram text (- for stdout)");
+}
+
+int run_show(const ShowOptions& opt, std::ostream& out, std::ostream& err) {
+  std::ifstream in(opt.report);
+  if (!in) {
+    err << fmt::format("qpcheck: error: cannot read '{}'\n", opt.report);
+    return code(ExitCode::kUsage);
+  }
+  trace::Trace t;
+  try {
+    nlohmann::json doc = nlohmann::json::parse(in);
+    t = trace::from_json(doc);
+  } catch (const std::exception& e) {
+    err << fmt::format("qpcheck: error: {}: not a qpcheck report: {}\n", opt.report, e.what());
+    return code(ExitCode::kInvalidSpec);
+  }
+  if (t.verdict != "violated") {
+    err << fmt::format("qpcheck: error: {}: the verdict is '{}': there is no counterexample to draw\n", opt.report,
+                       t.verdict);
+    return code(ExitCode::kInvalidSpec);
+  }
+  struct Job {
+    const std::string* path;
+    std::string (*render)(const trace::Trace&);
+  };
+  std::vector<Job> jobs{{&opt.svg, trace::to_svg}, {&opt.html, trace::to_html}, {&opt.mermaid, trace::to_mermaid}};
+  std::string mermaid_default = "-";
+  if (opt.svg.empty() && opt.html.empty() && opt.mermaid.empty()) jobs = {{&mermaid_default, trace::to_mermaid}};
+  // Open every file first: a bad path is a usage error before anything is written.
+  std::vector<std::ofstream> files(jobs.size());
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if (jobs[i].path->empty() || *jobs[i].path == "-") continue;
+    files[i].open(*jobs[i].path);
+    if (!files[i]) {
+      err << fmt::format("qpcheck: error: cannot open '{}' for writing\n", *jobs[i].path);
+      return code(ExitCode::kUsage);
+    }
+  }
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if (jobs[i].path->empty()) continue;
+    std::string text = jobs[i].render(t);
+    if (*jobs[i].path == "-") {
+      out << text;
+      continue;
+    }
+    files[i] << text;
+    files[i].flush();
+    if (!files[i]) {
+      err << fmt::format("qpcheck: error: writing '{}' failed (disk full?)\n", *jobs[i].path);
+      return code(ExitCode::kInternal);
+    }
+  }
+  return code(ExitCode::kHolds);
+}
+
+}  // namespace qpcheck::cli

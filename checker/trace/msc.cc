@@ -1,0 +1,326 @@
+#include "checker/trace/msc.h"
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace qpcheck::trace {
+
+namespace {
+
+// "[REQ, RTU]" -> {"REQ", "RTU"}; nullopt-like empty flag when the value is not a rendered queue.
+bool parse_queue(const std::string& v, std::vector<std::string>& out) {
+  out.clear();
+  if (v.size() < 2 || v.front() != '[' || v.back() != ']') return false;
+  std::string body = v.substr(1, v.size() - 2);
+  size_t start = 0;
+  while (!body.empty() && start <= body.size()) {
+    size_t comma = body.find(", ", start);
+    out.push_back(body.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 2;
+  }
+  return true;
+}
+
+// The bracketed indexes of a unit name: "cm_wire[PASSIVE]" -> {"PASSIVE"}.
+std::vector<std::string> indexes(const std::string& name) {
+  std::vector<std::string> out;
+  size_t p = 0;
+  while ((p = name.find('[', p)) != std::string::npos) {
+    size_t q = name.find(']', p);
+    if (q == std::string::npos) break;
+    out.push_back(name.substr(p + 1, q - p - 1));
+    p = q + 1;
+  }
+  return out;
+}
+
+std::string call_label(const Call& c) {
+  std::string args;
+  for (const std::string& a : c.args) args += (args.empty() ? "" : ", ") + a;
+  return fmt::format("{}({})", c.verbs.empty() ? c.proc : c.verbs, args);
+}
+
+MarkKind classify(const std::string& label) {
+  if (label.find("TERMINATE") != std::string::npos) return MarkKind::kTerminate;
+  if (label.find("RNR NAK") != std::string::npos) return MarkKind::kRnrNak;
+  if (label.find("ibv_post_recv") != std::string::npos) return MarkKind::kPostRecv;
+  return MarkKind::kCall;
+}
+
+std::string esc(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string shorten(const std::string& s, size_t n) {
+  if (s.size() <= n) return s;
+  size_t cut = n - 1;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;  // keep UTF-8 whole
+  return s.substr(0, cut) + "\u2026";
+}
+
+}  // namespace
+
+Msc build_msc(const Trace& t) {
+  Msc m;
+  m.rows = static_cast<int>(t.steps.size());
+  m.title = fmt::format("{}: {} {}", t.spec, t.property.empty() ? t.verdict : t.property,
+                        t.property.empty() ? "" : "violated");
+  m.violation = t.message;
+  // Lanes: processes in the order of the final positions, then actors not listed there.
+  std::vector<std::string> procs;
+  for (const Position& p : t.final) procs.push_back(p.process);
+  bool any_rule = false;
+  for (const Step& s : t.steps) {
+    if (s.is_rule) any_rule = true;
+    else if (std::find(procs.begin(), procs.end(), s.actor) == procs.end()) procs.push_back(s.actor);
+  }
+  m.lanes = procs;
+  int fabric = -1;
+  if (any_rule || procs.empty()) {
+    fabric = static_cast<int>(procs.size() / 2);
+    m.lanes.insert(m.lanes.begin() + fabric, "fabric");
+  }
+  auto lane_of = [&](const std::string& actor) -> int {
+    for (size_t i = 0; i < m.lanes.size(); ++i) {
+      if (m.lanes[i] == actor && static_cast<int>(i) != fabric) return static_cast<int>(i);
+    }
+    return fabric;
+  };
+  // Endpoint keys: an argument value that only one process ever passes names that process (ACTIVE -> client).
+  std::map<std::string, std::set<int>> seen;
+  for (const Step& s : t.steps) {
+    if (s.is_rule) continue;
+    for (const Call& c : s.calls) {
+      for (const std::string& a : c.args) seen[a].insert(lane_of(s.actor));
+    }
+  }
+  std::map<std::string, int> key_lane;
+  for (const auto& [v, lanes] : seen) {
+    if (lanes.size() == 1) key_lane[v] = *lanes.begin();
+  }
+  auto unit_lane = [&](const std::string& unit, int otherwise) {
+    for (const std::string& i : indexes(unit)) {
+      auto it = key_lane.find(i);
+      if (it != key_lane.end()) return it->second;
+    }
+    return otherwise;
+  };
+
+  struct Pending {
+    std::string value;
+    int lane, row;
+  };
+  std::map<std::string, std::deque<Pending>> pending;
+  std::vector<std::string> items, before_items;
+  for (const Change& c : t.initial) {
+    if (parse_queue(c.after, items)) {
+      for (const std::string& v : items) pending[c.name].push_back(Pending{v, unit_lane(c.name, fabric), -1});
+    }
+  }
+  for (size_t r = 0; r < t.steps.size(); ++r) {
+    const Step& s = t.steps[r];
+    int row = static_cast<int>(r);
+    int lane = s.is_rule ? fabric : lane_of(s.actor);
+    std::string label;
+    if (s.is_rule) label = s.verbs.empty() ? s.actor : s.verbs;
+    else if (!s.calls.empty()) label = call_label(s.calls.front());
+    else label = s.source.text;
+    MscMark mark{row, lane, classify(label), label, fmt::format("{}: {}", s.actor, s.source.text)};
+    if (s.is_rule && mark.kind == MarkKind::kCall) mark.kind = MarkKind::kFabric;
+    m.marks.push_back(mark);
+    for (size_t k = 1; k < s.calls.size(); ++k) {
+      std::string l = call_label(s.calls[k]);
+      if (classify(l) == MarkKind::kPostRecv) {
+        m.marks.push_back(MscMark{row, lane, MarkKind::kPostRecv, l, mark.detail});
+      }
+    }
+    for (const Change& c : s.changes) {
+      if (c.after.rfind("IBV_WC_", 0) == 0) {
+        m.marks.push_back(MscMark{row, unit_lane(c.name, lane),
+                                  c.after == "IBV_WC_SUCCESS" ? MarkKind::kCompletion : MarkKind::kCompletionError,
+                                  "WC " + c.after, c.name});
+      }
+      if (!parse_queue(c.before, before_items) || !parse_queue(c.after, items)) continue;
+      // Pops: a prefix of the old contents is gone (FIFO); pushes: the new contents extend what remains.
+      size_t popped = 0;
+      while (popped < before_items.size() &&
+             !std::equal(before_items.begin() + popped, before_items.end(), items.begin(),
+                         items.begin() + std::min(items.size(), before_items.size() - popped))) {
+        ++popped;
+      }
+      if (popped < before_items.size() && items.size() < before_items.size() - popped) popped = before_items.size();
+      auto& q = pending[c.name];
+      for (size_t k = 0; k < popped && !q.empty(); ++k) {
+        Pending p = q.front();
+        q.pop_front();
+        int to = unit_lane(c.name, lane);
+        if (p.lane != to) m.arrows.push_back(MscArrow{p.lane, to, p.row, row, p.value, c.name, false});
+      }
+      for (size_t k = before_items.size() - popped; k < items.size(); ++k) {
+        q.push_back(Pending{items[k], lane, row});
+      }
+    }
+  }
+  for (const auto& [unit, q] : pending) {
+    for (const Pending& p : q) {
+      int to = unit_lane(unit, fabric);
+      if (p.row >= 0 && p.lane != to) m.arrows.push_back(MscArrow{p.lane, to, p.row, m.rows, p.value, unit, true});
+    }
+  }
+  m.violation_row = !t.steps.empty() && t.steps.back().failed ? m.rows - 1 : m.rows;
+  return m;
+}
+
+std::string to_svg(const Trace& t) {
+  Msc m = build_msc(t);
+  const int lane_w = 230, left = 56, top = 78, row_h = 46;
+  int width = left + static_cast<int>(m.lanes.size()) * lane_w + 20;
+  int height = top + (m.rows + 2) * row_h + 30;
+  auto lx = [&](int lane) { return left + lane * lane_w + lane_w / 2; };
+  auto ry = [&](int row) { return top + row * row_h + row_h / 2; };
+  std::string o;
+  o += fmt::format("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "
+                   "font-family=\"DejaVu Sans, Arial, sans-serif\" font-size=\"12\">\n", width, height, width, height);
+  o += fmt::format("<title>{}</title>\n", esc(m.title));
+  o += "<defs><marker id=\"head\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"8\" markerHeight=\"8\" "
+       "orient=\"auto-start-reverse\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#1f4e9c\"/></marker></defs>\n";
+  o += fmt::format("<rect x=\"0\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"#ffffff\"/>\n", width, height);
+  o += fmt::format("<text x=\"10\" y=\"22\" font-size=\"15\" font-weight=\"bold\">{}</text>\n", esc(m.title));
+  std::string params;
+  for (const auto& [k, v] : t.params) params += (params.empty() ? "" : "  ") + k + "=" + v;
+  o += fmt::format("<text x=\"10\" y=\"40\" fill=\"#555555\">{}</text>\n", esc(shorten(params, 160)));
+  // Lanes.
+  for (size_t i = 0; i < m.lanes.size(); ++i) {
+    int x = lx(static_cast<int>(i));
+    bool fabric = m.lanes[i] == "fabric";
+    o += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"24\" rx=\"4\" fill=\"{}\" stroke=\"#333333\"/>\n",
+                     x - 80, top - 30, 160, fabric ? "#eeeeee" : "#dce8f7");
+    o += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-weight=\"bold\">{}</text>\n", x, top - 13,
+                     esc(m.lanes[i]));
+    o += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#888888\" stroke-dasharray=\"{}\"/>\n", x,
+                     top - 6, x, top + (m.rows + 1) * row_h, fabric ? "2,4" : "6,3");
+  }
+  // Step numbers.
+  for (int r = 0; r < m.rows; ++r) {
+    o += fmt::format("<text x=\"10\" y=\"{}\" fill=\"#555555\">{}</text>\n", ry(r) + 4, r + 1);
+  }
+  // Arrows under the marks, their labels over them.
+  std::string labels;
+  for (const MscArrow& a : m.arrows) {
+    int x1 = lx(a.from_lane), x2 = lx(a.to_lane);
+    int y1 = a.from_row < 0 ? top : ry(a.from_row), y2 = a.in_flight ? ry(a.to_row) - row_h / 4 : ry(a.to_row);
+    int dir = x2 > x1 ? 1 : -1;
+    o += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#1f4e9c\" stroke-width=\"1.6\"{} "
+                     "marker-end=\"url(#head)\"><title>{} via {}{}</title></line>\n",
+                     x1 + dir * 8, y1, x2 - dir * 8, y2, a.in_flight ? " stroke-dasharray=\"5,4\"" : "", esc(a.label),
+                     esc(a.queue), a.in_flight ? " (still in flight)" : "");
+    // The label sits a quarter of the way along, clear of the marks on the middle lane.
+    int mx = x1 + (x2 - x1) / 4, my = y1 + (y2 - y1) / 4;
+    int w = static_cast<int>(a.label.size()) * 8 + 10;
+    labels += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"16\" fill=\"#ffffff\" opacity=\"0.85\"/>"
+                          "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#1f4e9c\" font-weight=\"bold\">{}"
+                          "</text>\n", mx - w / 2, my - 12, w, mx, my, esc(a.label));
+  }
+  // Marks.
+  std::map<std::pair<int, int>, int> stacked;  // (row, lane) -> marks drawn there so far
+  for (const MscMark& k : m.marks) {
+    const char* fill = "#ffffff";
+    const char* stroke = "#333333";
+    switch (k.kind) {
+      case MarkKind::kPostRecv: fill = "#d7f5dc"; stroke = "#1e7b34"; break;
+      case MarkKind::kRnrNak: fill = "#ffe1c4"; stroke = "#c25700"; break;
+      case MarkKind::kTerminate: fill = "#ffd3d3"; stroke = "#b00020"; break;
+      case MarkKind::kCompletion: fill = "#e6f0ff"; stroke = "#1f4e9c"; break;
+      case MarkKind::kCompletionError: fill = "#ffd3d3"; stroke = "#b00020"; break;
+      case MarkKind::kFabric: fill = "#f3f3f3"; stroke = "#777777"; break;
+      case MarkKind::kCall: break;
+    }
+    int n = stacked[{k.row, k.lane}]++;
+    int x = lx(k.lane), y = ry(k.row) - 10 + n * 20;
+    std::string text = shorten(k.label, 27);
+    int w = std::min(lane_w - 8, static_cast<int>(text.size()) * 8 + 12);
+    o += fmt::format("<g><title>{}</title><rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"18\" rx=\"3\" fill=\"{}\" "
+                     "stroke=\"{}\"/><text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text></g>\n",
+                     esc(k.label + " -- " + k.detail), x - w / 2, y - 3, w, fill, stroke, x, y + 10, esc(text));
+  }
+  o += labels;
+  // The violation.
+  if (!m.violation.empty()) {
+    int y = m.violation_row >= m.rows ? ry(m.rows) : ry(m.violation_row) + row_h / 2 - 4;
+    o += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#b00020\" stroke-width=\"3\"/>\n", left,
+                     y, width - 20, y);
+    o += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#b00020\" font-weight=\"bold\">\u2717 {}</text>\n", left, y + 18,
+                     esc(m.violation));
+  }
+  o += "</svg>\n";
+  return o;
+}
+
+std::string to_html(const Trace& t) {
+  Msc m = build_msc(t);
+  std::string o = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+  o += fmt::format("<title>{}</title>\n", esc(m.title));
+  o += "<style>body{font-family:sans-serif;margin:1.5em}td,th{padding:2px 8px;text-align:left;vertical-align:top}"
+       "code{font-size:90%}.failed{color:#b00020}</style>\n</head>\n<body>\n";
+  o += fmt::format("<h1>{}</h1>\n<p>{}</p>\n", esc(m.title), esc(t.message));
+  o += "<p>";
+  for (const auto& [k, v] : t.params) o += fmt::format("<code>{}={}</code> ", esc(k), esc(v));
+  o += "</p>\n";
+  std::string svg = to_svg(t);
+  o += svg;
+  o += "<h2>Steps</h2>\n<table>\n<tr><th>#</th><th>actor</th><th>statement</th><th>source</th></tr>\n";
+  for (const Step& s : t.steps) {
+    o += fmt::format("<tr{}><td>{}</td><td>{}</td><td><code>{}</code></td><td>{}:{}</td></tr>\n",
+                     s.failed ? " class=\"failed\"" : "", s.index, esc(s.actor), esc(s.source.text),
+                     esc(s.source.file), s.source.line);
+  }
+  o += "</table>\n</body>\n</html>\n";
+  return o;
+}
+
+std::string to_mermaid(const Trace& t) {
+  Msc m = build_msc(t);
+  auto text = [](const std::string& s) {
+    std::string out;
+    for (char c : s) {
+      if (c == '#') out += "#35;";
+      else if (c == ';') out += "#59;";
+      else if (c == '\n' || c == '\r') out += ' ';
+      else out += c;
+    }
+    return out;
+  };
+  std::string o = "sequenceDiagram\n";
+  for (size_t i = 0; i < m.lanes.size(); ++i) o += fmt::format("  participant L{} as {}\n", i, text(m.lanes[i]));
+  for (int r = 0; r <= m.rows; ++r) {
+    for (const MscArrow& a : m.arrows) {
+      if (a.to_row != r) continue;
+      o += fmt::format("  L{}{}L{}: {}{}\n", a.from_lane, a.in_flight ? "--)" : "->>", a.to_lane, text(a.label),
+                       a.in_flight ? " (in flight)" : "");
+    }
+    for (const MscMark& k : m.marks) {
+      if (k.row == r) o += fmt::format("  Note over L{}: {}. {}\n", k.lane, r + 1, text(k.label));
+    }
+    if (!m.violation.empty() && r == std::min(m.violation_row, m.rows)) {
+      o += fmt::format("  Note over L0,L{}: VIOLATED {}\n", m.lanes.size() - 1, text(m.violation));
+    }
+  }
+  return o;
+}
+
+}  // namespace qpcheck::trace

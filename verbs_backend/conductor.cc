@@ -1,0 +1,419 @@
+#include "verbs_backend/conductor.h"
+
+#include <chrono>
+#include <algorithm>
+#include <cstdlib>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "checker/lang/replay_ops.h"
+
+namespace qpcheck::verbs {
+
+namespace {
+
+using lang::ReplayArg;
+
+int parse_int(const std::string& s, int lo, int hi, const std::string& where) {
+  char* end = nullptr;
+  long v = std::strtol(s.c_str(), &end, 10);
+  if (s.empty() || *end != '\0' || v < lo || v > hi) {
+    throw PlanError(fmt::format("{}: expected an integer in {}..{}, found \"{}\"", where, lo, hi, s));
+  }
+  return static_cast<int>(v);
+}
+
+PlannedOp plan_op(const trace::ReplayStep& r, const std::string& where) {
+  const lang::ReplayOpSpec* spec = lang::find_replay_op(r.op);
+  if (!spec) throw PlanError(fmt::format("{}: unknown replay operation \"{}\"", where, r.op));
+  if (static_cast<int>(r.args.size()) != spec->arity) {
+    throw PlanError(fmt::format("{}: replay operation {} takes {} arguments, found {}", where, r.op, spec->arity,
+                                r.args.size()));
+  }
+  PlannedOp op;
+  op.op = r.op;
+  for (int i = 0; i < spec->arity; ++i) {
+    const std::string& a = r.args[i];
+    std::string at = fmt::format("{}: {} argument {}", where, r.op, i + 1);
+    switch (spec->args[i]) {
+      case ReplayArg::kEndpoint:
+        if (a == "ACTIVE") op.ep = Ep::kActive;
+        else if (a == "PASSIVE") op.ep = Ep::kPassive;
+        else throw PlanError(fmt::format("{}: expected ACTIVE or PASSIVE, found \"{}\"", at, a));
+        break;
+      case ReplayArg::kCount: op.number = parse_int(a, 1, 64, at); break;
+      case ReplayArg::kRetry: op.number = parse_int(a, 0, 7, at); break;
+      case ReplayArg::kCmEvent: {
+        const std::string prefix = "RDMA_CM_EVENT_";
+        if (a.rfind(prefix, 0) != 0 || !lang::known_cm_event(a.substr(prefix.size()))) {
+          throw PlanError(fmt::format("{}: not an RDMA_CM_EVENT_* name: \"{}\"", at, a));
+        }
+        op.name = a;
+        break;
+      }
+      case ReplayArg::kWcStatus:
+        if (!lang::known_wc_status(a)) throw PlanError(fmt::format("{}: not an IBV_WC_* status: \"{}\"", at, a));
+        op.name = a;
+        break;
+    }
+  }
+  return op;
+}
+
+}  // namespace
+
+std::string PlannedOp::text() const {
+  const lang::ReplayOpSpec* spec = lang::find_replay_op(op);
+  std::string out = fmt::format("{}({}", op, ep_name(ep));
+  if (spec && spec->arity == 2) {
+    switch (spec->args[1]) {
+      case ReplayArg::kCount:
+      case ReplayArg::kRetry: out += fmt::format(", {}", number); break;
+      default: out += ", " + name; break;
+    }
+  }
+  return out + ")";
+}
+
+Plan make_plan(const trace::Trace& t) {
+  Plan p;
+  p.spec = t.spec;
+  p.trace_verdict = t.verdict;
+  p.property = t.property;
+  p.params = t.params;
+  if (t.verdict != "violated" && t.verdict != "holds") {
+    throw PlanError(fmt::format("the trace's verdict is \"{}\": there is no schedule to replay", t.verdict));
+  }
+  if (t.steps.empty()) {
+    throw PlanError("the trace has no steps (a report of a spec that holds carries a schedule only when written by "
+                    "verify --witness)");
+  }
+  size_t ops = 0;
+  for (const trace::Step& s : t.steps) {
+    PlannedStep ps;
+    ps.index = s.index;
+    ps.actor = s.actor;
+    ps.failed = s.failed;
+    for (const trace::Call& c : s.calls) {
+      for (const trace::ReplayStep& r : c.replay) {
+        ps.ops.push_back(plan_op(r, fmt::format("step {} ({}), call {}", s.index, s.actor, c.proc)));
+      }
+    }
+    ops += ps.ops.size();
+    p.steps.push_back(std::move(ps));
+  }
+  if (ops == 0) {
+    throw PlanError("the trace carries no replay operations (its spec's procedures declare no `replay` clause, or "
+                    "it was written by a qpcheck without replay support)");
+  }
+  return p;
+}
+
+const char* verdict_name(Verdict v) {
+  switch (v) {
+    case Verdict::kReproduced: return "REPRODUCED";
+    case Verdict::kNotReproduced: return "NOT REPRODUCED";
+    case Verdict::kDiverged: return "DIVERGED";
+    case Verdict::kEnvironment: return "ENVIRONMENT";
+  }
+  return "?";
+}
+
+namespace {
+
+// What one endpoint's device reported so far, in arrival order, with the cursors that read it.
+struct Observed {
+  std::vector<std::string> events;
+  size_t event_expect = 0, event_get = 0;   // expect_cm_event / get_cm_event
+  std::vector<std::string> sends;
+  size_t send_expect = 0;
+  std::vector<std::string> recvs;           // successful receive completions (IBV_WC_RECV)
+  size_t recv_expect = 0, recv_poll = 0;    // expect_recv / poll_recv
+  int flushed_recvs = 0;                    // receive WRs completed with IBV_WC_WR_FLUSH_ERR (not arrivals)
+};
+
+class Run {
+ public:
+  Run(const Plan& plan, Device& dev, const ConductorOptions& opt) : plan_(plan), dev_(dev), opt_(opt) {}
+
+  Outcome go() {
+    auto start = std::chrono::steady_clock::now();
+    Status st = dev_.open(opt_.timeout);
+    if (!st.ok()) {
+      out_.verdict = Verdict::kEnvironment;
+      out_.reason = st.text();
+      out_.observed = st.text();
+    } else {
+      run_steps();
+    }
+    out_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return out_;
+  }
+
+ private:
+  Observed& obs(Ep e) { return e == Ep::kActive ? active_ : passive_; }
+
+  // Waits until `list` (filled by `pump`) has more than `cursor` entries. Returns false on timeout; a device error
+  // is left in *error.
+  template <typename Pump>
+  bool wait_for(const std::vector<std::string>& list, size_t cursor, Millis timeout, Pump pump, Status* error) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    // Pumps at least once, even when the timeout is shorter than a millisecond. A pump waits up to `left` itself, so
+    // one that returns nothing has used the time up.
+    for (bool first = true; list.size() <= cursor; first = false) {
+      auto left = std::max(Millis(0), std::chrono::duration_cast<Millis>(deadline - std::chrono::steady_clock::now()));
+      if (!first && left.count() == 0) return false;
+      bool got = false;
+      *error = pump(left, &got);
+      if (!error->ok()) return false;
+      if (!got) return list.size() > cursor;
+    }
+    return true;
+  }
+
+  bool wait_event(Ep e, size_t cursor, Status* error, std::optional<Millis> timeout = std::nullopt) {
+    Observed& o = obs(e);
+    return wait_for(o.events, cursor, timeout.value_or(opt_.timeout), [&](Millis left, bool* got) {
+      std::optional<std::string> ev;
+      Status st = dev_.next_cm_event(e, left, &ev);
+      if (ev) o.events.push_back(*ev);
+      *got = ev.has_value();
+      return st;
+    }, error);
+  }
+
+  bool wait_send(Ep e, size_t cursor, Status* error, std::optional<Millis> timeout = std::nullopt) {
+    Observed& o = obs(e);
+    return wait_for(o.sends, cursor, timeout.value_or(opt_.timeout), [&](Millis left, bool* got) {
+      std::optional<Completion> wc;
+      Status st = dev_.next_send_completion(e, left, &wc);
+      if (wc) o.sends.push_back(wc->name);
+      *got = wc.has_value();
+      return st;
+    }, error);
+  }
+
+  // Receive completions: IBV_WC_WR_FLUSH_ERR is a receive WR given back when the QP entered ERR, not an arrival:
+  // counted on its own. Any other error status is recorded as observed (and will not match IBV_WC_SUCCESS).
+  bool wait_recv(Ep e, size_t cursor, Status* error, std::optional<Millis> timeout = std::nullopt) {
+    Observed& o = obs(e);
+    return wait_for(o.recvs, cursor, timeout.value_or(opt_.timeout), [&](Millis left, bool* got) {
+      std::optional<Completion> wc;
+      Status st = dev_.next_recv_completion(e, left, &wc);
+      *got = wc.has_value();
+      if (wc && wc->name == "IBV_WC_WR_FLUSH_ERR") {
+        ++o.flushed_recvs;
+      } else if (wc) {
+        o.recvs.push_back(wc->name);
+      }
+      return st;
+    }, error);
+  }
+
+  std::string nothing() const {
+    return fmt::format("nothing within {} ms", opt_.timeout.count());
+  }
+
+  // Runs one operation; returns false when the replay is decided.
+  bool run_op(const PlannedStep& s, const PlannedOp& op, bool last) {
+    OpRecord rec{s.index, s.actor, op.text(), "ok", "", true};
+    Status st;
+    // A host call: ok is expected, except in a step the model itself calls a violation (an illegal post), where
+    // the device refusing the call reproduces it.
+    auto host = [&](Status r) {
+      rec.observed = r.ok() ? "ok" : r.text();
+      if (s.failed) rec.expected = "ok, or an error (the model's fail)";
+      rec.match = r.ok() || s.failed;
+      log(rec);
+      if (r.ok()) return true;
+      if (s.failed) {
+        decide(Verdict::kReproduced, s.index, "an error (the model's fail)", rec.observed,
+               "the device refused the call as the model predicts");
+      } else {
+        decide(Verdict::kDiverged, s.index, "ok", rec.observed, "a verbs/CM call failed that the model allows");
+      }
+      return false;
+    };
+    auto observe = [&](bool got, const std::string& expected, const std::string& seen) {
+      rec.expected = expected;
+      rec.observed = !st.ok() ? st.text() : got ? seen : nothing();
+      // an event may carry its status: "RDMA_CM_EVENT_REJECTED (status 28)" is a REJECTED
+      rec.match = st.ok() && got && (seen == expected || seen.rfind(expected + " (status", 0) == 0);
+      log(rec);
+      if (rec.match) return true;
+      bool signature = last && plan_.trace_verdict == "violated";
+      decide(signature ? Verdict::kNotReproduced : Verdict::kDiverged, s.index, rec.expected, rec.observed,
+             signature ? "the violation's signature did not appear: the device behaved safely"
+                       : "the device did something the model did not predict");
+      return false;
+    };
+    Observed& o = obs(op.ep);
+    if (op.op == "create_qp") return host(dev_.create_qp(op.ep));
+    if (op.op == "post_recv") return host(dev_.post_recv(op.ep, op.number));
+    if (op.op == "post_send") return host(dev_.post_send(op.ep));
+    if (op.op == "connect" || op.op == "accept") {
+      ConnParam cp;
+      cp.rnr_retry_count = op.number;
+      return host(op.op == "connect" ? dev_.connect(op.ep, cp) : dev_.accept(op.ep, cp));
+    }
+    if (op.op == "reject") return host(dev_.reject(op.ep));
+    if (op.op == "disconnect") return host(dev_.disconnect(op.ep));
+    if (op.op == "get_cm_event" || op.op == "expect_cm_event") {
+      size_t& cursor = op.op == "get_cm_event" ? o.event_get : o.event_expect;
+      bool got = wait_event(op.ep, cursor, &st);
+      std::string seen = got ? o.events[cursor] : "";
+      if (got) ++cursor;
+      return observe(got, op.name, seen);
+    }
+    if (op.op == "expect_send_wc") {
+      bool got = wait_send(op.ep, o.send_expect, &st);
+      std::string seen = got ? o.sends[o.send_expect++] : "";
+      return observe(got, op.name, seen);
+    }
+    if (op.op == "expect_recv" || op.op == "poll_recv") {
+      size_t& cursor = op.op == "poll_recv" ? o.recv_poll : o.recv_expect;
+      bool got = wait_recv(op.ep, cursor, &st);
+      std::string seen = got ? o.recvs[cursor++] : "";
+      bool ok = observe(got, "IBV_WC_SUCCESS", seen);
+      if (!got && st.ok() && o.flushed_recvs > 0) {
+        // the receives came back flushed: the QP went to ERR instead (say so beside "nothing")
+        out_.log.back().observed += fmt::format(" ({} receive WRs completed with IBV_WC_WR_FLUSH_ERR)", o.flushed_recvs);
+        if (out_.step == s.index) out_.observed = out_.log.back().observed;
+      }
+      return ok;
+    }
+    rec.observed = "not implemented";
+    rec.match = false;
+    log(rec);
+    decide(Verdict::kDiverged, s.index, "ok", rec.observed, "replay operation not implemented: " + op.op);
+    return false;
+  }
+
+  void run_steps() {
+    for (size_t i = 0; i < plan_.steps.size(); ++i) {
+      const PlannedStep& s = plan_.steps[i];
+      bool last = i + 1 == plan_.steps.size();
+      for (const PlannedOp& op : s.ops) {
+        if (!run_op(s, op, last)) return;
+      }
+      if (s.failed) {
+        decide(Verdict::kNotReproduced, s.index, "an error (the model's fail)", "every call succeeded",
+               "the device accepted what the model calls a violation");
+        return;
+      }
+    }
+    const PlannedStep& end = plan_.steps.back();
+    if (plan_.trace_verdict == "violated") {
+      decide(Verdict::kReproduced, end.index, "the violation's signature", "as predicted",
+             end.ops.empty() ? fmt::format("the device followed the whole schedule; the last step declares nothing "
+                                           "observable, so {} is a property of the program's own order",
+                                           plan_.property)
+                             : "every predicted event and completion was observed, the violation's included");
+    } else if (std::string bad = unpredicted(); !bad.empty()) {
+      decide(Verdict::kDiverged, end.index, "nothing more", bad,
+             "after the schedule's last step the device reported an error the model did not predict");
+    } else {
+      decide(Verdict::kNotReproduced, 0, "no violation", "no violation",
+             "the device followed the whole schedule of a spec that holds, as predicted");
+    }
+  }
+
+  // After a holds schedule: drains what the device still reports (each wait at most 200 ms) and returns the first
+  // error nobody predicted (a send/receive completion other than success or flush; a failing CM event), or "".
+  std::string unpredicted() {
+    Millis window = std::min(opt_.timeout, Millis(200));
+    Status st;
+    for (Ep e : {Ep::kActive, Ep::kPassive}) {
+      Observed& o = obs(e);
+      while (wait_event(e, o.events.size(), &st, window) && st.ok()) {}
+      for (size_t i = std::max(o.event_expect, o.event_get); i < o.events.size(); ++i) {
+        for (const char* bad : {"RDMA_CM_EVENT_CONNECT_ERROR", "RDMA_CM_EVENT_UNREACHABLE", "RDMA_CM_EVENT_REJECTED",
+                                "RDMA_CM_EVENT_DEVICE_REMOVAL"}) {
+          if (o.events[i].rfind(bad, 0) == 0) return fmt::format("{} on {}", o.events[i], ep_name(e));
+        }
+      }
+      while (wait_send(e, o.sends.size(), &st, window) && st.ok()) {}
+      for (size_t i = o.send_expect; i < o.sends.size(); ++i) {
+        if (o.sends[i] != "IBV_WC_SUCCESS" && o.sends[i] != "IBV_WC_WR_FLUSH_ERR") {
+          return fmt::format("a send completion {} on {}", o.sends[i], ep_name(e));
+        }
+      }
+      while (wait_recv(e, o.recvs.size(), &st, window) && st.ok()) {}
+      for (size_t i = std::max(o.recv_expect, o.recv_poll); i < o.recvs.size(); ++i) {
+        if (o.recvs[i] != "IBV_WC_SUCCESS") return fmt::format("a receive completion {} on {}", o.recvs[i], ep_name(e));
+      }
+    }
+    return "";
+  }
+
+  void log(const OpRecord& r) { out_.log.push_back(r); }
+  void decide(Verdict v, int step, std::string expected, std::string observed, std::string reason) {
+    out_.verdict = v;
+    out_.step = step;
+    out_.expected = std::move(expected);
+    out_.observed = std::move(observed);
+    out_.reason = std::move(reason);
+  }
+
+  const Plan& plan_;
+  Device& dev_;
+  const ConductorOptions& opt_;
+  Observed active_, passive_;
+  Outcome out_;
+};
+
+}  // namespace
+
+Outcome replay(const Plan& plan, Device& device, const ConductorOptions& options) {
+  return Run(plan, device, options).go();
+}
+
+nlohmann::json outcome_json(const Plan& plan, const Outcome& o, const std::string& trace_file,
+                            const std::string& device) {
+  nlohmann::json j;
+  j["schema"] = "qpcheck.replay";
+  j["version"] = 1;
+  j["trace"] = trace_file;
+  j["spec"] = plan.spec;
+  j["trace_verdict"] = plan.trace_verdict;
+  if (!plan.property.empty()) j["property"] = plan.property;
+  j["device"] = device;
+  j["verdict"] = verdict_name(o.verdict);
+  j["step"] = o.step;
+  j["expected"] = o.expected;
+  j["observed"] = o.observed;
+  j["reason"] = o.reason;
+  j["seconds"] = o.seconds;
+  j["operations"] = nlohmann::json::array();
+  for (const OpRecord& r : o.log) {
+    j["operations"].push_back({{"step", r.step}, {"actor", r.actor}, {"op", r.op}, {"expected", r.expected},
+                               {"observed", r.observed}, {"match", r.match}});
+  }
+  return j;
+}
+
+std::string outcome_text(const Plan& plan, const Outcome& o, const std::string& device) {
+  std::string out = fmt::format("replay of {} ({}{}) on {}\n", plan.spec, plan.trace_verdict,
+                                plan.property.empty() ? "" : ": " + plan.property, device);
+  size_t w = 10;
+  for (const OpRecord& r : o.log) w = std::max(w, r.op.size());
+  out += fmt::format("{:>4}  {:<28} {:<{}}  {:<30} {}\n", "step", "actor", "operation", w, "model predicts",
+                     "device did");
+  for (const OpRecord& r : o.log) {
+    out += fmt::format("{:>4}  {:<28} {:<{}}  {:<30} {}{}\n", r.step, r.actor, r.op, w, r.expected, r.observed,
+                       r.match ? "" : "   <-- differs");
+  }
+  if (o.verdict == Verdict::kEnvironment) {
+    out += fmt::format("{}: {}\n", device, o.reason);
+  } else if (o.step > 0) {
+    out += fmt::format("{} at step {}: expected {} | observed {}\n  ({})\n", verdict_name(o.verdict), o.step,
+                       o.expected, o.observed, o.reason);
+  } else {
+    out += fmt::format("{}: {}\n", verdict_name(o.verdict), o.reason);
+  }
+  out += fmt::format("replay took {:.3f} s\n", o.seconds);
+  return out;
+}
+
+}  // namespace qpcheck::verbs

@@ -1,0 +1,93 @@
+// The replay conductor: drives a trace's steps (checker/trace/trace.h) against a Device in trace order, from one
+// thread, and compares what the device reports with the model's prediction (docs/replay.md).
+//
+// Each call of a step carries replay operations (declared by the spec library's `replay` clauses, bound when the
+// trace was written). Host operations (create_qp, post_recv, post_send, connect, accept, reject, disconnect,
+// get_cm_event, poll_recv) are verbs/CM calls made now; observations (expect_cm_event, expect_send_wc, expect_recv)
+// wait, each with a timeout, for the device to report the predicted CM event or completion. Observed events and
+// completions are kept per endpoint in arrival order; an observation and the ULP's later retrieval of the same event
+// (get_cm_event, poll_recv) read the same list through separate cursors.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "checker/trace/trace.h"
+#include "verbs_backend/device.h"
+
+namespace qpcheck::verbs {
+
+// One replay operation, validated: endpoint, count, conn_param value, event or status name.
+struct PlannedOp {
+  std::string op;                 // from checker/lang/replay_ops.h
+  Ep ep = Ep::kActive;
+  int number = 0;                 // post_recv: WRs; connect/accept: rnr_retry_count
+  std::string name;               // RDMA_CM_EVENT_* or IBV_WC_*
+  std::string text() const;       // "post_recv(ACTIVE, 2)"
+};
+
+struct PlannedStep {
+  int index = 0;                  // 1-based, as in the trace
+  std::string actor;
+  bool failed = false;            // the step itself violates a property (an illegal post)
+  std::vector<PlannedOp> ops;
+};
+
+struct Plan {
+  std::string spec;
+  std::string trace_verdict;      // "violated" or "holds" (a witness schedule)
+  std::string property;           // violated: the property
+  std::vector<std::pair<std::string, std::string>> params;
+  std::vector<PlannedStep> steps;
+};
+
+// Thrown by make_plan: the trace cannot be replayed (unknown operation, bad argument, nothing to replay).
+struct PlanError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Validates a trace's replay operations into a Plan. Throws PlanError naming the step and the offending value.
+Plan make_plan(const trace::Trace& trace);
+
+enum class Verdict {
+  kReproduced,     // the whole schedule ran as predicted, the violation's signature included
+  kNotReproduced,  // the schedule ran to its end and the device behaved safely (for a holds trace: conformance)
+  kDiverged,       // at `step` the device did something the model did not predict
+  kEnvironment,    // the device could not be opened (unknown device, no permission, no address)
+};
+const char* verdict_name(Verdict v);  // "REPRODUCED", "NOT REPRODUCED", "DIVERGED", "ENVIRONMENT"
+
+// What happened to one operation.
+struct OpRecord {
+  int step = 0;
+  std::string actor;
+  std::string op;                 // PlannedOp::text()
+  std::string expected;           // "ok", "RDMA_CM_EVENT_ESTABLISHED", "IBV_WC_RNR_RETRY_EXC_ERR", "an error"
+  std::string observed;           // what the device did
+  bool match = true;
+};
+
+struct Outcome {
+  Verdict verdict = Verdict::kNotReproduced;
+  int step = 0;                   // DIVERGED / REPRODUCED / NOT REPRODUCED: the deciding step (0: none)
+  std::string expected, observed; // at that step
+  std::string reason;             // one line
+  std::vector<OpRecord> log;      // every operation in order
+  double seconds = 0;
+};
+
+struct ConductorOptions {
+  Millis timeout{5000};           // each wait for a CM event or a completion
+};
+
+// Replays `plan` on `device` (not yet opened). Never throws for device behaviour; all of it is in the Outcome.
+Outcome replay(const Plan& plan, Device& device, const ConductorOptions& options);
+
+// The replay report (schema "qpcheck.replay", version 1; docs/replay.md) and its text form.
+nlohmann::json outcome_json(const Plan& plan, const Outcome& outcome, const std::string& trace_file,
+                            const std::string& device);
+std::string outcome_text(const Plan& plan, const Outcome& outcome, const std::string& device);
+
+}  // namespace qpcheck::verbs
