@@ -155,12 +155,8 @@ z3::expr Encoder::equal(const std::vector<Val>& a, const std::vector<Val>& b) {
 z3::expr Encoder::well_formed(const std::vector<Val>& s) {
   z3::expr_vector parts(ctx_);
   parts.push_back(in_range(s));
-  // Walks every variable's type to find its queues.
-  std::vector<std::pair<const Type*, int64_t>> todo;
-  for (const model::Unit& u : m_.units) {
-    if (u.process < 0 && u.type != nullptr && u.type->kind == TypeKind::kQueue) todo.emplace_back(u.type, u.first_slot);
-  }
-  for (const auto& [qt, q] : todo) {
+  if (!canonical_queues_) return z3::mk_and(parts);
+  for (const auto& [qt, q] : queues()) {
     int es = qt->elem->slots;
     for (int j = 0; j < qt->capacity; ++j) {
       z3::expr past = as_int(s[q]) <= ctx_.int_val(j);
@@ -172,6 +168,28 @@ z3::expr Encoder::well_formed(const std::vector<Val>& s) {
     }
   }
   return z3::mk_and(parts);
+}
+
+std::vector<std::pair<const Type*, int64_t>> Encoder::queues() const {
+  // Every queue is a rendering unit of its own (model.h: a scalar leaf or a whole queue).
+  std::vector<std::pair<const Type*, int64_t>> out;
+  for (const model::Unit& u : m_.units) {
+    if (u.process < 0 && u.type != nullptr && u.type->kind == TypeKind::kQueue) out.emplace_back(u.type, u.first_slot);
+  }
+  return out;
+}
+
+bool Encoder::queues_canonical(const std::vector<int64_t>& values) const {
+  for (const auto& [qt, q] : queues()) {
+    int es = qt->elem->slots;
+    for (int j = static_cast<int>(values[q]); j < qt->capacity; ++j) {
+      for (int k = 0; k < es; ++k) {
+        int64_t slot = q + 1 + j * es + k;
+        if (values[slot] != default_[slot]) return false;
+      }
+    }
+  }
+  return true;
 }
 
 Encoder::Ctx Encoder::start(const std::vector<Val>& s) {

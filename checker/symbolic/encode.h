@@ -62,7 +62,12 @@ class Encoder {
   z3::expr in_range(const std::vector<Val>& s);
   // Well-formedness that every reachable state has (sound assumptions for the induction step): each queue's length
   // is within its capacity and the elements past its length hold their type's default (pop and clear reset them).
+  // Only assumed when `values` (an initial state) has it too, see queues_canonical.
   z3::expr well_formed(const std::vector<Val>& s);
+  // Does the concrete state `values` hold each queue's elements past its length at their defaults? (An initialiser
+  // broadcast into a queue's elements would break it; then well_formed is not a sound assumption.)
+  bool queues_canonical(const std::vector<int64_t>& values) const;
+  void assume_canonical_queues(bool yes) { canonical_queues_ = yes; }
   // Slot-wise equality of two states.
   z3::expr equal(const std::vector<Val>& a, const std::vector<Val>& b);
 
@@ -121,6 +126,8 @@ class Encoder {
   std::vector<ActionRef> actions_;
   std::vector<bool> bool_slot_;
   std::vector<int64_t> default_;  // per slot: the value reset() stores there (queue elements)
+  bool canonical_queues_ = true;
+  std::vector<std::pair<const model::Type*, int64_t>> queues() const;
 };
 
 }  // namespace qpcheck::symbolic

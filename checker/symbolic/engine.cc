@@ -60,6 +60,9 @@ class Engine {
     if (allowed_.empty()) for (int i = 0; i < n_members_; ++i) allowed_.push_back(i);
     enc_ = std::make_unique<Encoder>(ctx_, *base_model_, n_members_ > 1 ? &overrides_ : nullptr);
     actions_ = &enc_->actions();
+    bool canonical = true;
+    for (const model::ModelSystem* m : fam.members) canonical = canonical && enc_->queues_canonical(m->model().initial);
+    enc_->assume_canonical_queues(canonical);
     if (actions_->size() != fam.members[0]->action_count()) {
       throw EncodingMismatch(fmt::format("symbolic: {} actions, the transition system has {}", actions_->size(),
                                          fam.members[0]->action_count()));
