@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "checker/cli/exit_codes.h"
+#include "checker/cli/verify_symbolic.h"
 #include "checker/cli/progress.h"
 #include "checker/lang/matrix.h"
 #include "checker/lang/parser.h"
@@ -94,6 +95,7 @@ void setup_verify(CLI::App& app, VerifyOptions& opt) {
                "same verdict; counterexamples not promised shortest");
   app.add_option("--hashes", opt.hashes, "bitstate: hash functions (bits set) per state (1-16; default 3)")
       ->check(CLI::Range(1, 16));
+  setup_verify_symbolic(app, opt);
   app.add_flag("--witness", opt.witness,
                "when every property holds, include a shortest run to a terminal valid end (for qpcheck replay)");
 }
@@ -140,6 +142,7 @@ uint64_t parse_bytes(const std::string& text) {
 }
 
 int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
+  if (wants_symbolic(opt)) return run_verify_symbolic(opt, out, err);
   lang::SourceManager sources;
   lang::Ast ast;
   lang::ParamOverrides overrides;
