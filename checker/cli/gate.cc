@@ -1,5 +1,6 @@
 #include "checker/cli/gate.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -8,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "checker/cli/exit_codes.h"
+#include "checker/cli/output_paths.h"
 #include "checker/cli/progress.h"
 #include "checker/gate/check.h"
 #include "checker/report/report.h"
@@ -41,6 +43,14 @@ void setup_gate(CLI::App& app, GateOptions& opt) {
 
 std::vector<std::string> collect_specs(const std::vector<std::string>& paths) {
   std::vector<std::string> out;
+  std::vector<fs::path> seen;  // canonical paths: a spec named twice (as a file and in its folder) is checked once
+  auto add = [&](const std::string& spec) {
+    std::error_code ec;
+    fs::path c = fs::weakly_canonical(spec, ec);
+    if (!ec && std::find(seen.begin(), seen.end(), c) != seen.end()) return;
+    seen.push_back(c);
+    out.push_back(spec);
+  };
   for (const std::string& p : paths) {
     std::error_code ec;
     if (fs::is_directory(p, ec)) {
@@ -49,11 +59,12 @@ std::vector<std::string> collect_specs(const std::vector<std::string>& paths) {
         if (e.path().extension() == ".qpspec" && e.is_regular_file(ec)) in_dir.push_back(e.path().string());
       }
       std::sort(in_dir.begin(), in_dir.end());
-      out.insert(out.end(), in_dir.begin(), in_dir.end());
+      for (const std::string& spec : in_dir) add(spec);
     } else if (fs::is_regular_file(p, ec)) {
-      out.push_back(p);
+      add(p);
     } else {
-      throw std::invalid_argument(fmt::format("'{}' is neither a spec file nor a folder", p));
+      throw std::invalid_argument(fmt::format("'{}' is neither a spec file nor a folder{}", p,
+                                              fs::is_symlink(p, ec) ? " (a dangling symbolic link or a loop)" : ""));
     }
   }
   return out;
@@ -90,6 +101,15 @@ bool write(Output& o, const std::string& text, std::ostream& err) {
   return true;
 }
 
+bool open_and_write(Output& o, const std::string& text, std::ostream& err) {
+  o.file.open(o.path);
+  if (!o.file) {
+    err << fmt::format("qpcheck: error: cannot open '{}' for writing\n", o.path);
+    return false;
+  }
+  return write(o, text, err);
+}
+
 }  // namespace
 
 int run_gate(const GateOptions& opt, std::ostream& out, std::ostream& err) {
@@ -119,6 +139,15 @@ int run_gate(const GateOptions& opt, std::ostream& out, std::ostream& err) {
   go.lib_dirs = opt.lib_dirs;
   for (const std::string& d : default_lib_dirs()) go.lib_dirs.push_back(d);
   go.progress = progress_printer();
+
+  std::vector<std::pair<std::string, std::string>> inputs;
+  for (const std::string& spec : specs) inputs.emplace_back("spec", spec);
+  std::string conflict = output_path_conflict({{"--junit", opt.junit}, {"--sarif", opt.sarif}, {"--json", opt.json}},
+                                              inputs, false);
+  if (!conflict.empty()) {
+    err << "qpcheck: error: " << conflict << "\n";
+    return code(ExitCode::kUsage);
+  }
 
   std::vector<Output> outputs;
   for (const std::string* p : {&opt.junit, &opt.sarif, &opt.json}) {
@@ -156,6 +185,9 @@ int run_gate(const GateOptions& opt, std::ostream& out, std::ostream& err) {
   out.flush();
 
   bool ok = true;
+  // Two specs with one stem (a/x.qpspec, b/x.qpspec) would give their counterexamples one file name: the later ones
+  // get a suffix .2, .3... instead of overwriting the earlier ones.
+  std::map<std::string, int> names_used;
   if (!opt.junit.empty()) ok = write(outputs[0], report::to_junit(results), err) && ok;
   if (!opt.sarif.empty()) ok = write(outputs[1], trace::dump_json(report::to_sarif(results)), err) && ok;
   if (!opt.json.empty()) ok = write(outputs[2], trace::dump_json(report::to_summary(results)), err) && ok;
@@ -164,15 +196,14 @@ int run_gate(const GateOptions& opt, std::ostream& out, std::ostream& err) {
       for (const gate::PropertyResult& p : c.properties) {
         if (!p.counterexample) continue;
         std::string name = artefact_name(s.spec, c.name, p.name);
+        if (int n = ++names_used[name]; n > 1) name += fmt::format(".{}", n);
         if (!opt.trace_dir.empty()) {
           Output o{(fs::path(opt.trace_dir) / (name + ".json")).string(), {}};
-          o.file.open(o.path);
-          ok = (o.file && write(o, trace::dump_json(trace::to_json(*p.counterexample)), err)) && ok;
+          ok = open_and_write(o, trace::dump_json(trace::to_json(*p.counterexample)), err) && ok;
         }
         if (!opt.svg_dir.empty()) {
           Output o{(fs::path(opt.svg_dir) / (name + ".svg")).string(), {}};
-          o.file.open(o.path);
-          ok = (o.file && write(o, trace::to_svg(*p.counterexample), err)) && ok;
+          ok = open_and_write(o, trace::to_svg(*p.counterexample), err) && ok;
         }
       }
     }

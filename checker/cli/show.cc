@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "checker/cli/exit_codes.h"
+#include "checker/cli/output_paths.h"
 #include "checker/trace/msc.h"
 #include "checker/trace/render.h"
 
@@ -46,6 +47,13 @@ int run_show(const ShowOptions& opt, std::ostream& out, std::ostream& err) {
   std::vector<Job> jobs{{&opt.svg, trace::to_svg}, {&opt.html, trace::to_html}, {&opt.mermaid, trace::to_mermaid}};
   std::string mermaid_default = "-";
   if (opt.svg.empty() && opt.html.empty() && opt.mermaid.empty()) jobs = {{&mermaid_default, trace::to_mermaid}};
+  // Two outputs on one file (or both on stdout), or an output on the report itself, would lose a result.
+  if (std::string conflict = output_path_conflict({{"--svg", opt.svg}, {"--html", opt.html}, {"--mermaid", opt.mermaid}},
+                                                  {{"report", opt.report}}, true);
+      !conflict.empty()) {
+    err << "qpcheck: error: " << conflict << "\n";
+    return code(ExitCode::kUsage);
+  }
   // Open every file first: a bad path is a usage error before anything is written.
   std::vector<std::ofstream> files(jobs.size());
   for (size_t i = 0; i < jobs.size(); ++i) {

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -98,6 +99,42 @@ void setup_verify(CLI::App& app, VerifyOptions& opt) {
   setup_verify_symbolic(app, opt);
   app.add_flag("--witness", opt.witness,
                "when every property holds, include a shortest run to a terminal valid end (for qpcheck replay)");
+  app.parse_complete_callback([&app, &opt] {
+    opt.given.clear();
+    for (const CLI::Option* o : app.get_options()) {
+      if (o->count() > 0 && !o->get_lnames().empty()) opt.given.push_back("--" + o->get_lnames().front());
+    }
+  });
+}
+
+std::string option_conflict(const VerifyOptions& opt) {
+  auto given = [&](const char* name) { return std::find(opt.given.begin(), opt.given.end(), name) != opt.given.end(); };
+  auto first_given = [&](std::initializer_list<const char*> names) -> std::string {
+    for (const char* n : names) {
+      if (given(n)) return n;
+    }
+    return "";
+  };
+  if (opt.engine != Engine::kExplicit) {
+    std::string o = first_given({"--strategy", "--threads", "--storage", "--bitstate-bits", "--hashes", "--por",
+                                 "--max-states", "--max-depth", "--max-memory", "--time-limit", "--witness"});
+    if (!o.empty()) {
+      return fmt::format("{} applies to the explicit engine only, not to --engine {} (which takes --depth, "
+                         "--smt-timeout and --smt-rlimit)", o, opt.engine == Engine::kBmc ? "bmc" : "kind");
+    }
+  } else if (std::string o = first_given({"--depth", "--smt-timeout", "--smt-rlimit"}); !o.empty()) {
+    return fmt::format("{} applies to --engine bmc or kind only (the explicit engine takes --max-depth, "
+                       "--time-limit)", o);
+  }
+  if (opt.engine == Engine::kExplicit && opt.storage != explore::Storage::kBitstate) {
+    if (std::string o = first_given({"--bitstate-bits", "--hashes"}); !o.empty()) {
+      return fmt::format("{} applies to --storage bitstate only", o);
+    }
+  }
+  if (opt.threads > 1 && opt.strategy == explore::Strategy::kDfs) {
+    return "--threads runs a breadth-first search: it cannot be combined with --strategy dfs";
+  }
+  return "";
 }
 
 uint64_t default_memory_limit() {
@@ -142,6 +179,10 @@ uint64_t parse_bytes(const std::string& text) {
 }
 
 int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
+  if (std::string conflict = option_conflict(opt); !conflict.empty()) {
+    err << "qpcheck: error: " << conflict << "\n";
+    return code(ExitCode::kUsage);
+  }
   if (wants_symbolic(opt)) return run_verify_symbolic(opt, out, err);
   lang::SourceManager sources;
   lang::Ast ast;

@@ -37,7 +37,13 @@ struct VerifyOptions {
   double smt_timeout = 0;               // bmc/kind: seconds per solver call; 0 = none
   uint64_t smt_rlimit = 0;              // bmc/kind: Z3 resource limit per solver call (deterministic); 0 = none
   bool witness = false;                 // when every property holds, report a schedule to a terminal valid end
+  std::vector<std::string> given;       // long names of the options given ("--depth"), filled by setup_verify's
+                                        // parse callback: an option the chosen engine or storage ignores is refused
 };
+
+// "" when the options given (opt.given) fit together, else the usage error: an option that the chosen engine
+// (explicit vs bmc/kind) or storage would ignore, or --threads with --strategy dfs.
+std::string option_conflict(const VerifyOptions& opt);
 
 // Registers the subcommand's options on `app` (a CLI11 subcommand) bound to `opt`.
 void setup_verify(CLI::App& app, VerifyOptions& opt);

@@ -29,6 +29,12 @@ std::string parse(std::vector<std::string> args, VerifyOptions& opt) {
   return "";
 }
 
+std::string fmt_args(const std::vector<std::string>& args) {
+  std::string s;
+  for (const std::string& a : args) s += a + " ";
+  return s;
+}
+
 std::string tmp(const std::string& name) {
   const char* dir = std::getenv("TEST_TMPDIR");
   return std::string(dir ? dir : "/tmp") + "/" + name;
@@ -73,6 +79,40 @@ TEST_CASE("options: numbers are checked, not wrapped or silently dropped") {
   CHECK_THROWS_AS(parse_bytes("17179869184G"), std::invalid_argument);
   CHECK_THROWS_AS(parse_bytes("12X"), std::invalid_argument);
   CHECK_THROWS_AS(parse_bytes(""), std::invalid_argument);
+}
+
+TEST_CASE("options the chosen engine or storage would ignore are refused (exit 4), not silently dropped") {
+  const std::vector<std::vector<std::string>> refused = {
+      {"--engine", "bmc", "--witness"},          {"--engine", "bmc", "--time-limit", "5"},
+      {"--engine", "kind", "--max-states", "9"}, {"--engine", "kind", "--max-depth", "3"},
+      {"--engine", "bmc", "--threads", "2"},     {"--engine", "bmc", "--storage", "bitstate"},
+      {"--engine", "kind", "--por"},             {"--engine", "bmc", "--strategy", "dfs"},
+      {"--engine", "bmc", "--max-memory", "1G"}, {"--depth", "3"},
+      {"--smt-timeout", "1"},                    {"--engine", "explicit", "--smt-rlimit", "100"},
+      {"--hashes", "3"},                         {"--storage", "hash-compaction", "--bitstate-bits", "20"},
+      {"--threads", "2", "--strategy", "dfs"}};
+  for (const auto& args : refused) {
+    VerifyOptions o;
+    std::vector<std::string> argv = {"spec/01_linux_today.qpspec"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    REQUIRE(parse(argv, o) == "");
+    std::ostringstream out, err;
+    INFO(fmt_args(args));
+    CHECK(run_verify(o, out, err) == code(ExitCode::kUsage));
+    CHECK(err.str().find("qpcheck: error: --") == 0);
+    CHECK(out.str().empty());
+  }
+  // The combinations the options are for still run.
+  VerifyOptions o;
+  REQUIRE(parse({"tests/bad/../../spec/01_linux_today.qpspec", "--storage", "bitstate", "--bitstate-bits", "16",
+                 "--hashes", "2"}, o) == "");
+  CHECK(option_conflict(o) == "");
+  VerifyOptions s;
+  REQUIRE(parse({"f.qpspec", "--engine", "kind", "--depth", "3", "--smt-timeout", "1", "--smt-rlimit", "5"}, s) == "");
+  CHECK(option_conflict(s) == "");
+  VerifyOptions t;
+  REQUIRE(parse({"f.qpspec", "--threads", "2", "--witness", "--max-states", "10"}, t) == "");
+  CHECK(option_conflict(t) == "");
 }
 
 TEST_CASE("exit codes by class") {

@@ -1,0 +1,169 @@
+// Outputs of gate and show never overwrite each other or their input: two reports on one path, an output on the
+// spec or trace it reads, two outputs on stdout are usage errors (exit 4) before anything is written; two specs with
+// one file stem get distinct counterexample files; a spec named twice is checked once.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include "checker/cli/exit_codes.h"
+#include "checker/cli/gate.h"
+#include "checker/cli/output_paths.h"
+#include "checker/cli/show.h"
+#include "checker/cli/verify.h"
+
+namespace qpcheck {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char kSpec[] = "tests/gate/unexpected.qpspec";  // n=2 violates `small`, unexpectedly
+
+fs::path tmp_dir(const std::string& name) {
+  const char* t = std::getenv("TEST_TMPDIR");
+  fs::path p = fs::path(t ? t : "/tmp") / "output_paths_test" / name;
+  fs::remove_all(p);
+  fs::create_directories(p);
+  return p;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+struct Run {
+  int rc;
+  std::string out, err;
+};
+
+Run gate(cli::GateOptions o) {
+  std::ostringstream out, err;
+  int rc = cli::run_gate(o, out, err);
+  return Run{rc, out.str(), err.str()};
+}
+
+TEST_CASE("output_path_conflict: same file, same file spelled differently, stdout twice, output on an input") {
+  fs::path d = tmp_dir("conflict");
+  std::string a = (d / "a.xml").string(), a2 = (d / "sub" / ".." / "a.xml").string();
+  CHECK(cli::output_path_conflict({{"--junit", a}, {"--sarif", (d / "b.xml").string()}}, {}, false) == "");
+  CHECK(cli::output_path_conflict({{"--junit", a}, {"--sarif", ""}, {"--json", ""}}, {}, false) == "");
+  CHECK(cli::output_path_conflict({{"--junit", a}, {"--sarif", a2}}, {}, false) ==
+        "--junit and --sarif both name '" + a2 + "': one report would overwrite the other");
+  CHECK(cli::output_path_conflict({{"--svg", "-"}, {"--mermaid", "-"}}, {}, true) ==
+        "--svg and --mermaid both write to stdout; give one of them a file");
+  CHECK(cli::output_path_conflict({{"--svg", "-"}, {"--mermaid", "m.txt"}}, {}, true) == "");
+  CHECK(cli::output_path_conflict({{"--json", a2}}, {{"spec", a}}, false) ==
+        "--json '" + a2 + "' would overwrite the spec it reads");
+}
+
+TEST_CASE("gate: two reports on one file, or a report on a spec, are refused before the search") {
+  fs::path d = tmp_dir("gate_same");
+  cli::GateOptions o;
+  o.paths = {kSpec};
+  o.junit = (d / "r.out").string();
+  o.sarif = (d / "." / "r.out").string();
+  Run r = gate(o);
+  CHECK(r.rc == cli::code(cli::ExitCode::kUsage));
+  CHECK(r.err == "qpcheck: error: --junit and --sarif both name '" + o.sarif +
+                     "': one report would overwrite the other\n");
+  CHECK(r.out.empty());
+  CHECK_FALSE(fs::exists(d / "r.out"));
+
+  // A report path that names a spec being checked would replace the spec by the report.
+  fs::copy_file(kSpec, d / "x.qpspec");
+  std::string before = slurp(d / "x.qpspec");
+  cli::GateOptions s;
+  s.paths = {d.string()};
+  s.json = (d / "x.qpspec").string();
+  r = gate(s);
+  CHECK(r.rc == cli::code(cli::ExitCode::kUsage));
+  CHECK(r.err.find("would overwrite the spec it reads") != std::string::npos);
+  CHECK(slurp(d / "x.qpspec") == before);
+}
+
+TEST_CASE("gate: specs with one stem in two folders keep both counterexamples; a spec named twice runs once") {
+  fs::path d = tmp_dir("gate_stem");
+  fs::create_directories(d / "a");
+  fs::create_directories(d / "b");
+  fs::copy_file(kSpec, d / "a" / "x.qpspec");
+  fs::copy_file(kSpec, d / "b" / "x.qpspec");
+  cli::GateOptions o;
+  o.paths = {(d / "a").string(), (d / "b").string()};
+  o.svg_dir = (d / "svg").string();
+  o.trace_dir = (d / "traces").string();
+  Run r = gate(o);
+  CHECK(r.rc == 1);
+  CHECK(fs::exists(d / "svg" / "x.n=2.small.svg"));
+  CHECK(fs::exists(d / "svg" / "x.n=2.small.2.svg"));
+  CHECK(fs::exists(d / "traces" / "x.n=2.small.json"));
+  CHECK(fs::exists(d / "traces" / "x.n=2.small.2.json"));
+  nlohmann::json t = nlohmann::json::parse(slurp(d / "traces" / "x.n=2.small.2.json"));
+  CHECK(t["spec"] == (d / "b" / "x.qpspec").string());
+
+  cli::GateOptions twice;
+  twice.paths = {(d / "a" / "x.qpspec").string(), (d / "a").string()};
+  twice.format = cli::Format::kJson;
+  r = gate(twice);
+  CHECK(r.rc == 1);
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  CHECK(j["counts"]["specs"] == 1);
+  CHECK(j["counts"]["configurations"] == 2);
+}
+
+TEST_CASE("show: two outputs on one file, both on stdout, or one on the report itself are refused") {
+  fs::path d = tmp_dir("show");
+  std::string report = (d / "t.json").string();
+  cli::VerifyOptions v;
+  v.file = kSpec;
+  v.params = {"n=2"};
+  v.trace_out = report;
+  std::ostringstream vo, ve;
+  REQUIRE(cli::run_verify(v, vo, ve) == 1);
+  const std::string before = slurp(report);
+
+  auto show = [&](cli::ShowOptions s) {
+    s.report = report;
+    std::ostringstream out, err;
+    int rc = cli::run_show(s, out, err);
+    return Run{rc, out.str(), err.str()};
+  };
+  cli::ShowOptions same;
+  same.svg = (d / "c.svg").string();
+  same.html = (d / "c.svg").string();
+  Run r = show(same);
+  CHECK(r.rc == cli::code(cli::ExitCode::kUsage));
+  CHECK(r.err == "qpcheck: error: --svg and --html both name '" + same.html +
+                     "': one report would overwrite the other\n");
+  CHECK_FALSE(fs::exists(d / "c.svg"));
+
+  cli::ShowOptions stdout_twice;
+  stdout_twice.svg = "-";
+  stdout_twice.mermaid = "-";
+  r = show(stdout_twice);
+  CHECK(r.rc == cli::code(cli::ExitCode::kUsage));
+  CHECK(r.out.empty());
+
+  cli::ShowOptions onto_input;
+  onto_input.svg = (d / "." / "t.json").string();
+  r = show(onto_input);
+  CHECK(r.rc == cli::code(cli::ExitCode::kUsage));
+  CHECK(r.err.find("would overwrite the report it reads") != std::string::npos);
+  CHECK(slurp(report) == before);
+
+  cli::ShowOptions fine;
+  fine.svg = (d / "c.svg").string();
+  fine.mermaid = "-";
+  r = show(fine);
+  CHECK(r.rc == 0);
+  CHECK(r.out.rfind("sequenceDiagram", 0) == 0);
+  CHECK(slurp(d / "c.svg").rfind("<svg", 0) == 0);
+}
+
+}  // namespace
+}  // namespace qpcheck
