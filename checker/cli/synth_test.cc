@@ -129,3 +129,29 @@ TEST_CASE("synth: spec 03, which rnr_retry values keep no_err_before_disconnect"
 
 }  // namespace
 }  // namespace qpcheck::cli
+
+namespace qpcheck::cli {
+namespace {
+
+TEST_CASE("synth: a value listed twice and LO..HI on an enum are usage errors naming the value") {
+  auto synth = [](std::vector<std::string> params) {
+    SynthOptions o;
+    o.file = "spec/01_linux_today.qpspec";
+    o.params = std::move(params);
+    o.depth = 2;
+    std::ostringstream out, err;
+    int rc = run_synth(o, out, err);
+    return Run{rc, out.str(), err.str()};
+  };
+  Run twice = synth({"p2p=true,false,true"});
+  CHECK(twice.rc == code(ExitCode::kUsage));
+  CHECK(twice.err == "qpcheck: error: --param p2p=true,false,true: value 'true' listed twice\n");
+  CHECK(twice.out.empty());
+  Run range = synth({"transport=IB..IWARP"});
+  CHECK(range.rc == code(ExitCode::kUsage));
+  CHECK(range.err == "qpcheck: error: --param transport: 'IB' is not an integer (LO..HI is for integer parameters; for a "
+                     "bool or an enum list the values, transport=V1,V2, or give transport=*)\n");
+}
+
+}  // namespace
+}  // namespace qpcheck::cli

@@ -1,5 +1,6 @@
 #include "checker/symbolic/family.h"
 
+#include <algorithm>
 #include <set>
 
 #include <fmt/format.h>
@@ -238,6 +239,9 @@ std::vector<std::string> param_values(const lang::Program& program, const std::s
       size_t comma = spec.find(',', start);
       std::string v = spec.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
       if (v.empty()) throw lang::UsageError(fmt::format("--param {}={}: empty value in the list", name, spec));
+      if (std::find(out.begin(), out.end(), v) != out.end()) {
+        throw lang::UsageError(fmt::format("--param {}={}: value '{}' listed twice", name, spec, v));
+      }
       out.push_back(v);
       if (out.size() > max_values) too_many();
       if (comma == std::string::npos) break;
@@ -247,7 +251,14 @@ std::vector<std::string> param_values(const lang::Program& program, const std::s
   }
   if (spec != "*") {
     size_t dots = spec.find("..");
-    int64_t lo = parse_int(name, spec.substr(0, dots)), hi = parse_int(name, spec.substr(dots + 2));
+    int64_t lo = 0, hi = 0;
+    try {
+      lo = parse_int(name, spec.substr(0, dots));
+      hi = parse_int(name, spec.substr(dots + 2));
+    } catch (const lang::UsageError& e) {
+      throw lang::UsageError(fmt::format("{} (LO..HI is for integer parameters; for a bool or an enum list the values, "
+                                         "{}=V1,V2, or give {}=*)", e.what(), name, name));
+    }
     if (hi < lo) throw lang::UsageError(fmt::format("--param {}={}: empty range", name, spec));
     if (static_cast<uint64_t>(hi - lo) >= max_values) too_many();
     for (int64_t v = lo; v <= hi; ++v) out.push_back(std::to_string(v));
