@@ -1,6 +1,7 @@
 // Outputs of gate and show never overwrite each other or their input: two reports on one path, an output on the
 // spec or trace it reads, two outputs on stdout are usage errors (exit 4) before anything is written; two specs with
-// one file stem get distinct counterexample files; a spec named twice is checked once.
+// one file stem get distinct counterexample files; a spec named twice is checked once. diff of two specs with no
+// configuration in common does not claim "no verdict changes".
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -9,6 +10,7 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include "checker/cli/diff.h"
 #include "checker/cli/exit_codes.h"
 #include "checker/cli/gate.h"
 #include "checker/cli/output_paths.h"
@@ -163,6 +165,22 @@ TEST_CASE("show: two outputs on one file, both on stdout, or one on the report i
   CHECK(r.rc == 0);
   CHECK(r.out.rfind("sequenceDiagram", 0) == 0);
   CHECK(slurp(d / "c.svg").rfind("<svg", 0) == 0);
+}
+
+}  // namespace
+}  // namespace qpcheck
+
+namespace qpcheck {
+namespace {
+
+TEST_CASE("diff: specs with no configuration in common compare nothing: exit 2, never 'no verdict changes'") {
+  cli::DiffOptions o;
+  o.old_spec = kSpec;                               // configurations n=1, n=2
+  o.new_spec = "tests/gate/vacuous.qpspec";          // configuration default
+  std::ostringstream out, err;
+  CHECK(cli::run_diff(o, out, err) == cli::code(cli::ExitCode::kInconclusive));
+  CHECK(out.str().find("Nothing compared: the two specs have no configuration in common") != std::string::npos);
+  CHECK(out.str().find("No verdict changes") == std::string::npos);
 }
 
 }  // namespace

@@ -94,7 +94,10 @@ std::string diff_text(const json& d) {
   };
   std::string out = fmt::format("### qpcheck diff: `{}` -> `{}`\n\n", d["old"].get<std::string>(),
                                 d["new"].get<std::string>());
-  if (d["changes"].empty()) {
+  if (d["changes"].empty() && d["unchanged"].get<int>() == 0) {
+    out += "Nothing compared: the two specs have no configuration in common (configurations are matched by every "
+           "parameter's value).\n";
+  } else if (d["changes"].empty()) {
     out += fmt::format("No verdict changes ({} property verdicts compared).\n", d["unchanged"].get<int>());
   } else {
     out += fmt::format("{} verdict change{} ({} unchanged):\n\n| configuration | property | before | after |\n"
@@ -144,6 +147,8 @@ int run_diff(const DiffOptions& opt, std::ostream& out, std::ostream& err) {
   else out << diff_text(d);
   if (!d["changes"].empty()) return code(ExitCode::kViolated);
   if (d["inconclusive"].get<bool>()) return code(ExitCode::kInconclusive);
+  // No configuration in common: "no verdict changed" would claim what was never checked.
+  if (d["unchanged"].get<int>() == 0) return code(ExitCode::kInconclusive);
   return code(ExitCode::kHolds);
 }
 
