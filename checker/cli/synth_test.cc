@@ -147,6 +147,11 @@ TEST_CASE("synth: a value listed twice and LO..HI on an enum are usage errors na
   CHECK(twice.rc == code(ExitCode::kUsage));
   CHECK(twice.err == "qpcheck: error: --param p2p=true,false,true: value 'true' listed twice\n");
   CHECK(twice.out.empty());
+  // hi - lo does not fit an int64: counted without overflow (UBSan: signed overflow before).
+  Run wide = synth({"rnr_retry=-9223372036854775808..9223372036854775807"});
+  CHECK(wide.rc == code(ExitCode::kUsage));
+  CHECK(wide.err == "qpcheck: error: --param rnr_retry=-9223372036854775808..9223372036854775807: more than 4096 values "
+                    "to make symbolic\n");
   Run range = synth({"transport=IB..IWARP"});
   CHECK(range.rc == code(ExitCode::kUsage));
   CHECK(range.err == "qpcheck: error: --param transport: 'IB' is not an integer (LO..HI is for integer parameters; for a "

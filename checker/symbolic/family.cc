@@ -260,7 +260,7 @@ std::vector<std::string> param_values(const lang::Program& program, const std::s
                                          "{}=V1,V2, or give {}=*)", e.what(), name, name));
     }
     if (hi < lo) throw lang::UsageError(fmt::format("--param {}={}: empty range", name, spec));
-    if (static_cast<uint64_t>(hi - lo) >= max_values) too_many();
+    if (static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) >= max_values) too_many();
     for (int64_t v = lo; v <= hi; ++v) out.push_back(std::to_string(v));
     return out;
   }
@@ -284,7 +284,7 @@ std::vector<std::string> param_values(const lang::Program& program, const std::s
                                            "values explicitly: --param {}=LO..HI",
                                            name, name, name));
       }
-      if (hi < lo || static_cast<uint64_t>(hi - lo) >= max_values) too_many();
+      if (hi < lo || static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) >= max_values) too_many();
       for (int64_t v = lo; v <= hi; ++v) out.push_back(std::to_string(v));
       return out;
     }
