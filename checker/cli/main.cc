@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "checker/cli/exit_codes.h"
+#include "checker/cli/synth.h"
 #include "checker/cli/diff.h"
 #include "checker/cli/gate.h"
 #include "checker/cli/show.h"
@@ -20,6 +21,9 @@ int main(int argc, char** argv) {
   qpcheck::cli::VerifyOptions verify_opt;
   CLI::App* verify = app.add_subcommand("verify", "explore every interleaving of a .qpspec; prove or refute its properties");
   qpcheck::cli::setup_verify(*verify, verify_opt);
+  qpcheck::cli::SynthOptions synth_opt;
+  CLI::App* synth = app.add_subcommand("synth", "parameter synthesis: for which values of symbolic parameters each property holds");
+  qpcheck::cli::setup_synth(*synth, synth_opt);
   qpcheck::cli::GateOptions gate_opt;
   CLI::App* gate = app.add_subcommand("gate", "check every spec and configuration against its expectations (CI gate)");
   qpcheck::cli::setup_gate(*gate, gate_opt);
@@ -47,6 +51,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (*verify) return qpcheck::cli::run_verify(verify_opt, std::cout, std::cerr);
+    if (*synth) return qpcheck::cli::run_synth(synth_opt, std::cout, std::cerr);
     if (*gate) return qpcheck::cli::run_gate(gate_opt, std::cout, std::cerr);
     if (*show) return qpcheck::cli::run_show(show_opt, std::cout, std::cerr);
     if (*diff) return qpcheck::cli::run_diff(diff_opt, std::cout, std::cerr);

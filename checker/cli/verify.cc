@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "checker/cli/exit_codes.h"
+#include "checker/cli/verify_symbolic.h"
 #include "checker/cli/progress.h"
 #include "checker/lang/matrix.h"
 #include "checker/lang/parser.h"
@@ -76,6 +77,25 @@ void setup_verify(CLI::App& app, VerifyOptions& opt) {
       ->check(seconds_validator());
   app.add_option("--lib-dir", opt.lib_dirs, "extra folder searched by import (repeatable)");
   app.add_flag("--no-deadlock", opt.no_deadlock, "do not report deadlocks");
+  app.add_option("--threads", opt.threads,
+                 "BFS worker threads (1-256); the result, state ids and counterexample are those of one thread")
+      ->check(CLI::Range(1, 256));
+  app.add_option("--storage", opt.storage,
+                 "visited set: exact (default; proves properties), hash-compaction (64-bit fingerprints) or bitstate; "
+                 "the last two can miss states: without a violation their verdict is inconclusive")
+      ->transform(CLI::CheckedTransformer(
+          std::map<std::string, explore::Storage>{{"exact", explore::Storage::kExact},
+                                                  {"hash-compaction", explore::Storage::kHashCompaction},
+                                                  {"bitstate", explore::Storage::kBitstate}},
+          CLI::ignore_case));
+  app.add_option("--bitstate-bits", opt.bitstate_bits, "bitstate: the bit array has 2^N bits (10-36; 30 = 128 MiB)")
+      ->check(CLI::Range(10, 36));
+  app.add_flag("--por", opt.por,
+               "partial-order reduction (ample sets over independent groups of actions, cycle proviso): fewer states, "
+               "same verdict; counterexamples not promised shortest");
+  app.add_option("--hashes", opt.hashes, "bitstate: hash functions (bits set) per state (1-16; default 3)")
+      ->check(CLI::Range(1, 16));
+  setup_verify_symbolic(app, opt);
   app.add_flag("--witness", opt.witness,
                "when every property holds, include a shortest run to a terminal valid end (for qpcheck replay)");
 }
@@ -122,6 +142,7 @@ uint64_t parse_bytes(const std::string& text) {
 }
 
 int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
+  if (wants_symbolic(opt)) return run_verify_symbolic(opt, out, err);
   lang::SourceManager sources;
   lang::Ast ast;
   lang::ParamOverrides overrides;
@@ -136,6 +157,21 @@ int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
   explore::Options eo;
   eo.strategy = opt.strategy;
   eo.check_deadlock = !opt.no_deadlock;
+  eo.threads = opt.threads;
+  eo.storage = opt.storage;
+  eo.bitstate_log2_bits = opt.bitstate_bits;
+  eo.bitstate_hashes = opt.hashes;
+  eo.por = opt.por;
+  if (opt.por && (opt.strategy != explore::Strategy::kBfs || opt.threads > 1 || opt.storage != explore::Storage::kExact)) {
+    err << "qpcheck: error: --por runs breadth-first on one thread with exact storage (no --strategy dfs, --threads, "
+           "--storage)\n";
+    return code(ExitCode::kUsage);
+  }
+  if (opt.storage != explore::Storage::kExact && (opt.strategy != explore::Strategy::kBfs || opt.threads > 1)) {
+    err << "qpcheck: error: --storage hash-compaction and bitstate search breadth-first on one thread (no --strategy "
+           "dfs, no --threads)\n";
+    return code(ExitCode::kUsage);
+  }
   eo.witness = opt.witness;
   eo.limits.max_states = opt.max_states;
   eo.limits.max_depth = opt.max_depth;
@@ -180,11 +216,32 @@ int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
   trace::Trace t = trace::build_trace(system, result, opt.file, opt.strategy == explore::Strategy::kBfs ? "bfs" : "dfs");
 
   // The report goes to stdout first: a trace file that cannot be written never loses the result.
-  if (opt.format == Format::kJson) out << trace::dump_json(trace::to_json(t));
-  else out << trace::to_text(t);
+  const bool partial = opt.storage != explore::Storage::kExact;
+  auto json = [&]() {
+    nlohmann::json j = trace::to_json(t);
+    if (partial) {
+      j["storage"] = opt.storage == explore::Storage::kHashCompaction ? "hash-compaction" : "bitstate";
+      j["omission_probability"] = result.omission_probability;
+    }
+    if (opt.por) j["por"] = {{"groups", result.por_groups}, {"reduced_states", result.por_reduced_states}};
+    return j;
+  };
+  if (opt.format == Format::kJson) {
+    out << trace::dump_json(json());
+  } else {
+    out << trace::to_text(t);
+    if (opt.por) {
+      out << fmt::format("partial-order reduction: {} independence groups; {} of the expanded states used an ample "
+                         "set\n", result.por_groups, result.por_reduced_states);
+    }
+    if (partial) {
+      out << fmt::format("partial search: probability that a reachable state was missed <= {:.3g}\n",
+                         result.omission_probability);
+    }
+  }
   out.flush();
   if (trace_file.is_open()) {
-    trace_file << trace::dump_json(trace::to_json(t));
+    trace_file << trace::dump_json(json());
     trace_file.flush();
     if (!trace_file) {
       err << fmt::format("qpcheck: error: writing --trace-out file '{}' failed (disk full?); the report above is "

@@ -13,6 +13,7 @@
 namespace qpcheck::cli {
 
 enum class Format { kText, kJson };
+enum class Engine { kExplicit, kBmc, kKind };  // explicit explorer; Z3 bounded model checking; Z3 k-induction
 
 struct VerifyOptions {
   std::string file;
@@ -26,6 +27,15 @@ struct VerifyOptions {
   double time_limit = 0;                // seconds
   std::vector<std::string> lib_dirs;
   bool no_deadlock = false;
+  int threads = 1;                      // BFS worker threads (same states, ids and counterexamples as 1)
+  explore::Storage storage = explore::Storage::kExact;
+  int bitstate_bits = 30;               // log2 of the bitstate array's size in bits
+  int hashes = 3;                       // bitstate: bits per state
+  bool por = false;                     // partial-order reduction
+  Engine engine = Engine::kExplicit;
+  int depth = 20;                       // bmc/kind: K, the longest counterexample searched
+  double smt_timeout = 0;               // bmc/kind: seconds per solver call; 0 = none
+  uint64_t smt_rlimit = 0;              // bmc/kind: Z3 resource limit per solver call (deterministic); 0 = none
   bool witness = false;                 // when every property holds, report a schedule to a terminal valid end
 };
 

@@ -14,6 +14,12 @@ namespace qpcheck::explore {
 
 enum class Strategy { kBfs, kDfs };
 
+// How the visited set records states. Only kExact can prove that a property holds; the others can miss states, so a
+// search without violation ends as inconclusive ("no violation found in a partial search", limit = the storage name)
+// with Result::omission_probability. Their counterexamples are genuine (replayed from the initial state) but not
+// promised to be shortest. Partial storage runs BFS on one thread.
+enum class Storage { kExact, kHashCompaction, kBitstate };
+
 struct Limits {
   uint64_t max_states = 0;        // distinct states stored; 0 = no limit
   uint64_t max_depth = 0;         // steps from an initial state; 0 = no limit
@@ -41,8 +47,20 @@ struct Options {
   // end and no action enabled. BFS: the shortest such run. A schedule to replay on a device (qpcheck replay).
   bool witness = false;
   // Called about once per second of search with the statistics so far (seconds: elapsed; store_bytes and queue
-  // filled; peak_rss_bytes 0). Empty: no calls. Must not throw.
+  // filled; peak_rss_bytes 0). Empty: no calls. Must not throw. Always called on the thread that called explore().
   std::function<void(const Stats&)> progress;
+  // BFS worker threads (1 = sequential). The parallel search expands each BFS layer in rounds: the threads generate
+  // successors of consecutive slices of the layer and drop those already stored, then the calling thread inserts the
+  // rest in the sequential order. State ids, counts, verdicts and counterexamples are exactly the sequential ones
+  // (a shortest counterexample). Needs TransitionSystem::clone(); DFS is always sequential.
+  int threads = 1;
+  Storage storage = Storage::kExact;
+  int bitstate_log2_bits = 30;    // kBitstate: the bit array holds 2^bitstate_log2_bits bits (2^30 = 128 MiB)
+  int bitstate_hashes = 3;        // kBitstate: bits set per state (k)
+  // Partial-order reduction (ample sets over TransitionSystem::independence() groups, with the cycle proviso). BFS on
+  // one thread, exact storage; it keeps every deadlock and violation but the counterexample is not promised shortest.
+  // Ignored when the system reports fewer than two groups.
+  bool por = false;
 };
 
 // A run from an initial state. actions[i] leads from states[i] to states[i+1]; for a step failure the last action
@@ -60,9 +78,16 @@ struct Result {
   std::string limit;              // which limit ended the search ("max-states", ...), empty if none
   Stats stats;
   // Indexed by action id (TransitionSystem numbering): 1 if the action produced at least one transition (a
-  // successor or a failure) during the search, else 0. Ends at the highest action that fired: a missing entry is 0.
-  // Complete only when the search was exhaustive.
+  // successor or a failure) during the search, else 0. Sized TransitionSystem::action_count() when the system
+  // reports it (else it ends at the highest action that fired): a missing entry is 0. Complete only when the search
+  // was exhaustive; under --por only the explored (reduced) transitions count.
   std::vector<uint8_t> action_fired;
+  // Partial storage (hash compaction, bitstate): an upper bound on the probability that a reachable state was
+  // missed (see FingerprintSet and Bitstate in state_store.h); 0 for exact storage.
+  double omission_probability = 0;
+  // --por: independence groups found (0 without --por) and expanded states that used an ample set.
+  int por_groups = 0;
+  uint64_t por_reduced_states = 0;
 };
 
 // Explores every reachable state of `system` (or until a limit). Stops at the first violation; under BFS it finishes

@@ -32,6 +32,8 @@ TEST_CASE("BFS: philosophers N=16 has exactly 1,136,689 states and 11,639,232 tr
   CHECK(r.stats.states == 1136689);
   CHECK(r.stats.transitions == 11639232);
   CHECK(r.stats.depth == 16);
+  // The store keeps exactly the bits in use (48 per state) plus a predecessor link: <= 16 bytes per state, all in.
+  CHECK(static_cast<double>(r.stats.store_bytes) / r.stats.states <= 16.0);
 }
 
 TEST_CASE("DFS visits the same states as BFS") {
@@ -144,6 +146,99 @@ TEST_CASE("an initial state that violates an invariant is a zero-step counterexa
   REQUIRE(r.outcome == Outcome::kViolated);
   CHECK(r.path.actions.empty());
   CHECK(r.stats.states == 1);
+}
+
+TEST_CASE("parallel BFS: same states, transitions, depth, path and actions as one thread") {
+  auto c = testing::compile(kPhilosophers, {{"N", "10"}});
+  Options two;
+  two.threads = 2;
+  Result a = testing::check(*c);
+  Result b = testing::check(*c, two);
+  CHECK(b.outcome == Outcome::kHolds);
+  CHECK(a.stats.states == b.stats.states);
+  CHECK(a.stats.transitions == b.stats.transitions);
+  CHECK(a.stats.depth == b.stats.depth);
+  CHECK(a.action_fired == b.action_fired);
+  // A counterexample: the symmetric philosophers deadlock after 3 steps with either thread count.
+  auto d = testing::compile(R"(
+    param N: 2..8 = 3;
+    var fork: array[0..N-1] of bool;
+    process phil[i in 0..N-1] {
+      end think: when !fork[i] { fork[i] = true; }
+      when !fork[(i + 1) % N] { fork[(i + 1) % N] = true; }
+      atomic { fork[i] = false; fork[(i + 1) % N] = false; }
+      goto think;
+    }
+  )");
+  Result one_d = testing::check(*d);
+  Result two_d = testing::check(*d, two);
+  REQUIRE(two_d.outcome == Outcome::kViolated);
+  CHECK(two_d.violation->property == "deadlock");
+  CHECK(two_d.shortest);
+  CHECK(two_d.path.actions == one_d.path.actions);
+  CHECK(two_d.path.states == one_d.path.states);
+  CHECK(two_d.stats.states == one_d.stats.states);
+}
+
+TEST_CASE("partial-order reduction: independent processes run one after the other; verdicts kept") {
+  auto c = testing::compile(R"(
+    var a: 0..3;
+    var b: 0..3;
+    process p { a = 1; a = 2; a = 3; }
+    process q { b = 1; b = 2; b = 3; }
+  )");
+  Options por;
+  por.por = true;
+  Result full = testing::check(*c);
+  Result reduced = testing::check(*c, por);
+  CHECK(full.outcome == Outcome::kHolds);
+  CHECK(full.stats.states == 16);
+  CHECK(reduced.outcome == Outcome::kHolds);
+  CHECK(reduced.por_groups == 2);
+  CHECK(reduced.stats.states == 7);  // p runs to its end (4 states), then q (3 more)
+  // A deadlock of one process is still found.
+  auto d = testing::compile(R"(
+    var a: 0..3;
+    var b: 0..3;
+    process p { a = 1; await a == 0; }
+    process q { b = 1; b = 2; }
+  )");
+  Result dr = testing::check(*d, por);
+  REQUIRE(dr.outcome == Outcome::kViolated);
+  CHECK(dr.violation->property == "deadlock");
+  CHECK_FALSE(dr.shortest);
+  // An invariant over both variables makes every action visible: no reduction, same count.
+  auto v = testing::compile(R"(
+    var a: 0..3;
+    var b: 0..3;
+    process p { a = 1; a = 2; a = 3; }
+    process q { b = 1; b = 2; b = 3; }
+    invariant sum: a + b <= 6;
+  )");
+  Result vr = testing::check(*v, por);
+  CHECK(vr.outcome == Outcome::kHolds);
+  CHECK(vr.stats.states == 16);
+  CHECK(vr.por_reduced_states == 0);
+}
+
+TEST_CASE("action_fired: 1 exactly for the actions that produced a transition") {
+  // p's second statement is never enabled; its first and third are.
+  auto c = testing::compile(R"(
+    var x: 0..3;
+    process p { x = 1; await x == 2; }
+    process q { x = 3; }
+  )");
+  for (int threads : {1, 2}) {
+    Options o;
+    o.threads = threads;
+    o.check_deadlock = false;
+    Result r = testing::check(*c, o);
+    model::ModelSystem sys(*c->compiled.model);
+    REQUIRE(r.action_fired.size() == sys.action_count());
+    int fired = 0;
+    for (uint8_t f : r.action_fired) fired += f;
+    CHECK(fired == 2);  // p: x = 1; q: x = 3 (await x == 2 never holds)
+  }
 }
 
 }  // namespace

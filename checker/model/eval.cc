@@ -42,7 +42,7 @@ size_t Machine::bind_args(const std::vector<const Expr*>& args, const std::vecto
   return n;
 }
 
-int64_t Machine::loc(const Expr* e) {
+int64_t Machine::loc_node(const Expr* e) {
   switch (e->op) {
     case Op::kSlot: return e->value;
     case Op::kField: return loc(e->a) + e->value;
@@ -64,7 +64,7 @@ int64_t Machine::loc(const Expr* e) {
   runtime_error(e->span, "internal: expression is not a location");
 }
 
-int64_t Machine::eval(const Expr* e) {
+int64_t Machine::eval_node(const Expr* e) {
   switch (e->op) {
     case Op::kConst: return e->value;
     case Op::kFrame: return frame[e->value];
@@ -169,13 +169,17 @@ void Machine::store(int64_t slot, int64_t value, const Type* t, Span span) {
   if (value < t->lo || value > t->hi) {
     runtime_error(span, fmt::format("value {} out of range {} for the assignment", value, type_name(t)));
   }
-  state[slot] = value;
+  set(slot, value);
 }
 
 void Machine::copy(int64_t dst, int64_t src, const Type* t, Span span) {
   if (dst == src) return;
-  std::vector<int64_t> tmp(state.begin() + src, state.begin() + src + t->slots);
-  std::copy(tmp.begin(), tmp.end(), state.begin() + dst);
+  int n = t->slots;
+  if (dst < src) {
+    for (int i = 0; i < n; ++i) set(dst + i, state[src + i]);
+  } else {
+    for (int i = n; i-- > 0;) set(dst + i, state[src + i]);
+  }
 }
 
 void Machine::reset(int64_t first, const Type* t) {
@@ -183,7 +187,7 @@ void Machine::reset(int64_t first, const Type* t) {
   switch (t->kind) {
     case TypeKind::kBool:
     case TypeKind::kInt:
-    case TypeKind::kEnum: state[first] = t->lo; return;
+    case TypeKind::kEnum: set(first, t->lo); return;
     case TypeKind::kRecord:
       for (size_t i = 0; i < t->field_types.size(); ++i) reset(first + t->field_offsets[i], t->field_types[i]);
       return;
@@ -191,7 +195,7 @@ void Machine::reset(int64_t first, const Type* t) {
       for (int64_t i = 0; i < t->index->count(); ++i) reset(first + i * t->elem->slots, t->elem);
       return;
     case TypeKind::kQueue:
-      state[first] = 0;
+      set(first, 0);
       for (int i = 0; i < t->capacity; ++i) reset(first + 1 + i * t->elem->slots, t->elem);
       return;
   }
@@ -248,7 +252,7 @@ bool Machine::exec_one(const Stmt* s) {
       } else {
         copy(dst, loc(s->rhs), qt->elem, s->span);
       }
-      state[q] += 1;
+      set(q, state[q] + 1);
       return true;
     }
     case SOp::kPop: {
@@ -258,10 +262,10 @@ bool Machine::exec_one(const Stmt* s) {
       int es = qt->elem->slots;
       int64_t n = state[q];
       for (int64_t i = 0; i + 1 < n; ++i) {
-        for (int k = 0; k < es; ++k) state[q + 1 + i * es + k] = state[q + 1 + (i + 1) * es + k];
+        for (int k = 0; k < es; ++k) set(q + 1 + i * es + k, state[q + 1 + (i + 1) * es + k]);
       }
       reset(q + 1 + (n - 1) * es, qt->elem);
-      state[q] = n - 1;
+      set(q, n - 1);
       return true;
     }
     case SOp::kClear: reset(loc(s->lhs), s->lhs->type); return true;

@@ -1,6 +1,7 @@
 // Evaluation of compiled expressions and execution of atomic statement lists over an unpacked state.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -40,15 +41,39 @@ class Machine {
   std::optional<std::chrono::steady_clock::time_point> deadline;
 
   // Value of a scalar expression. Throws StepFailure on a runtime error.
-  int64_t eval(const Expr* e);
+  int64_t eval(const Expr* e) {
+    // The two commonest leaves without a call (most guards compare a static slot with a constant).
+    if (e->op == Op::kConst) return e->value;
+    if (e->op == Op::kSlot) return state[e->value];
+    return eval_node(e);
+  }
   // Executes `body` in order on `state`. Returns false if a `require` failed (the step is disabled; `state` is then
   // partially updated and must be discarded). Throws StepFailure on fail/assert/runtime errors.
   bool exec(const std::vector<const Stmt*>& body);
   // Binds frame slot `index` (rule parameters, instance variables).
   void bind(int index, int64_t value) { frame[index] = value; }
 
+  // Write tracking (the explorer's incremental repacking): after track_writes(), every slot that exec() writes is
+  // listed once in written() until the next begin_step(). Costs one compare per write.
+  void track_writes() { stamp_.assign(state.size(), 0); epoch_ = 1; tracking_ = true; }
+  void begin_step() {
+    written_.clear();
+    if (++epoch_ == 0) { std::fill(stamp_.begin(), stamp_.end(), 0); epoch_ = 1; }
+  }
+  const std::vector<int32_t>& written() const { return written_; }
+  // Stores `value` into `slot` (no range check), recording the write when tracking.
+  void set(int64_t slot, int64_t value) {
+    if (tracking_ && stamp_[slot] != epoch_) {
+      stamp_[slot] = epoch_;
+      written_.push_back(static_cast<int32_t>(slot));
+    }
+    state[slot] = value;
+  }
+
  private:
-  int64_t loc(const Expr* e);
+  int64_t eval_node(const Expr* e);
+  int64_t loc(const Expr* e) { return e->op == Op::kSlot ? e->value : loc_node(e); }
+  int64_t loc_node(const Expr* e);
   // Evaluates call arguments into vals (at most 16), range-checks them against the parameter types and binds them
   // to the parameters' frames. Returns the number of arguments.
   size_t bind_args(const std::vector<const Expr*>& args, const std::vector<const Type*>& types,
@@ -62,6 +87,10 @@ class Machine {
     if (deadline && (++ticks_ & 4095) == 0 && std::chrono::steady_clock::now() >= *deadline) throw DeadlineExceeded{};
   }
   uint32_t ticks_ = 0;
+  bool tracking_ = false;
+  uint32_t epoch_ = 0;
+  std::vector<uint32_t> stamp_;
+  std::vector<int32_t> written_;
 
   const Model& model_;
 

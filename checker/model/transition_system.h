@@ -11,6 +11,7 @@
 
 #include "checker/model/eval.h"
 #include "checker/model/model.h"
+#include "checker/model/simplify.h"
 
 namespace qpcheck::model {
 
@@ -48,6 +49,21 @@ class TransitionSystem {
   virtual bool valid_end(const uint64_t* state) = 0;
   // After `deadline`, calls may throw DeadlineExceeded instead of finishing a long evaluation.
   virtual void set_deadline(std::chrono::steady_clock::time_point deadline) = 0;
+  // Number of distinct action ids successors() can report (ids are 0..action_count()-1); 0 if unknown.
+  virtual uint32_t action_count() const { return 0; }
+  // Bits used in each of the state_words() words (the rest are always 0); default: all 64.
+  virtual std::vector<int> word_bits() const { return std::vector<int>(state_words(), 64); }
+  // An independent copy for another thread (same model, its own evaluation state), or nullptr if not supported.
+  virtual std::unique_ptr<TransitionSystem> clone() const { return nullptr; }
+  // Partial-order reduction: per action id, its independence group, or empty if unknown. Actions of different groups
+  // touch (read or write) disjoint state slots in every state, so they are independent and neither enables nor
+  // disables the other. `visible` marks the actions that write a slot an invariant reads.
+  struct Independence {
+    std::vector<int> group;           // per action
+    std::vector<uint8_t> visible;     // per action
+    int groups = 0;
+  };
+  virtual Independence independence() const { return {}; }
 };
 
 // Bit layout of a packed state: each slot stores (value - lo) in the fewest bits that hold its range.
@@ -58,11 +74,20 @@ class StateLayout {
   int bits() const { return bits_; }
   void pack(const std::vector<int64_t>& values, uint64_t* out) const;
   void unpack(const uint64_t* in, std::vector<int64_t>& values) const;
+  // Overwrites slot `slot` of the packed state `out` with `value`.
+  void set(uint64_t* out, int slot, int64_t value) const {
+    const Field& f = fields_[slot];
+    uint64_t mask = f.mask << f.shift;
+    out[f.word] = (out[f.word] & ~mask) | ((static_cast<uint64_t>(value - f.lo) << f.shift) & mask);
+  }
+  // Bits used in each word (fields never straddle words); a store may keep only these.
+  std::vector<int> word_bits() const;
 
  private:
   struct Field {
     int word, shift, width;
     int64_t lo;
+    uint64_t mask;                    // (1 << width) - 1; 0 for a constant slot
   };
   std::vector<Field> fields_;
   int words_ = 0;
@@ -88,11 +113,19 @@ class ModelSystem : public TransitionSystem {
   int successors(const uint64_t* state, SuccessorSink& sink) override;
   std::optional<Violation> check_invariants(const uint64_t* state) override;
   bool valid_end(const uint64_t* state) override;
-  void set_deadline(std::chrono::steady_clock::time_point deadline) override { machine_.deadline = deadline; }
+  void set_deadline(std::chrono::steady_clock::time_point deadline) override {
+    machine_.deadline = deadline;
+    inv_machine_.deadline = deadline;
+  }
+  std::vector<int> word_bits() const override { return layout_.word_bits(); }
+  std::unique_ptr<TransitionSystem> clone() const override { return std::make_unique<ModelSystem>(model_); }
+  // Groups from a static analysis of the slots each specialised action can touch (dynamic indexes count as the whole
+  // array, calls that are not inlined as their bodies): in rdma_cm, one group per connection.
+  Independence independence() const override;
 
   const Model& model() const { return model_; }
   const StateLayout& layout() const { return layout_; }
-  uint32_t action_count() const { return static_cast<uint32_t>(actions_.size()); }
+  uint32_t action_count() const override { return static_cast<uint32_t>(actions_.size()); }
   // Describes `action` taken from `state`; `calls` receives the procedure calls it makes (re-executed).
   ActionInfo describe(const uint64_t* state, uint32_t action, std::vector<CallRecord>* calls);
   std::vector<int64_t> unpack(const uint64_t* state) const;
@@ -111,15 +144,56 @@ class ModelSystem : public TransitionSystem {
   bool run(const Action& a);
   void bind_rule_tuple(const Rule& r, int64_t tuple);
   bool holds(const std::vector<const Expr*>& conds);
+  bool holds(Machine& m, const std::vector<const Expr*>& conds);
+  void build_fast();
+
+  // A condition in a quick form: `state[slot] <cmp> k`, or a general expression.
+  struct Test {
+    enum class Kind : uint8_t { kEq, kNe, kLt, kLe, kGt, kGe, kGeneral } kind = Kind::kGeneral;
+    int32_t slot = 0;
+    int64_t k = 0;
+    const Expr* e = nullptr;
+  };
+  static Test make_test(const Expr* e);
+  // An action specialised by Simplifier (instance and rule parameters folded in): what successors() runs.
+  struct Fast {
+    std::vector<Test> conds;          // edge conditions and guard (conjunctions split), all must hold, in order
+    std::vector<const Stmt*> body;
+    int pc_slot = -1;                 // process steps: the program counter to set to next_pc
+    int next_pc = 0;
+    int rule = -1;                    // >= 0: rule parameters must be bound at run time (not specialised)
+    int64_t tuple = 0;
+    bool never = false;               // a condition is constantly false
+  };
+  // Do f's conditions hold in machine_.state? Throws StepFailure (a runtime error in a guard).
+  bool conds_hold(const Fast& f);
+  static bool quick(const Test& t, const int64_t* st) {
+    switch (t.kind) {
+      case Test::Kind::kEq: return st[t.slot] == t.k;
+      case Test::Kind::kNe: return st[t.slot] != t.k;
+      case Test::Kind::kLt: return st[t.slot] < t.k;
+      case Test::Kind::kLe: return st[t.slot] <= t.k;
+      case Test::Kind::kGt: return st[t.slot] > t.k;
+      case Test::Kind::kGe: return st[t.slot] >= t.k;
+      default: return true;
+    }
+  }
+  std::vector<Test> first_test_;      // per action: its first condition if quick (else kGeneral), for a prefilter
 
   const Model& model_;
   StateLayout layout_;
   Machine machine_;
+  Machine inv_machine_;               // invariants and end conditions (called from inside successors' sink)
+  Simplifier simplifier_;
+  std::vector<Fast> fast_;            // per action id
+  std::vector<const Expr*> fast_invariants_;
+  std::vector<std::vector<std::vector<std::vector<const Expr*>>>> fast_end_conds_;  // [process][pc][list]
   std::vector<Action> actions_;
   std::vector<std::vector<uint32_t>> first_action_;  // [process][pc] -> id of edge 0
   std::vector<uint32_t> rule_first_action_;
   std::vector<int64_t> base_;                         // unpacked current state
   std::vector<uint64_t> packed_;
+  std::vector<uint64_t> source_;                      // packed source state of successors()
 };
 
 }  // namespace qpcheck::model

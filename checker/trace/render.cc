@@ -32,13 +32,22 @@ std::string to_text(const Trace& t) {
   std::string out;
   std::string params;
   for (const auto& [k, v] : t.params) params += fmt::format("{}{}={}", params.empty() ? "" : " ", k, v);
-  if (t.verdict == "holds") {
+  bool symbolic = t.engine != "explicit";  // the Z3 engines (bmc, kind): no state count, a depth and a reason
+  if (t.verdict == "holds" && symbolic) {
+    out += fmt::format("{}: HOLDS: every invariant and assertion holds in every reachable state ({} engine: {})\n",
+                       t.spec, t.engine, t.limit);
+  } else if (t.verdict == "inconclusive" && symbolic) {
+    out += fmt::format("{}: INCONCLUSIVE ({} engine): {}\n", t.spec, t.engine, t.limit);
+  } else if (t.verdict == "holds") {
     out += fmt::format("{}: HOLDS: every invariant and assertion holds in all {} reachable states\n", t.spec,
                        t.stats.states);
     if (!t.steps.empty()) {
       out += fmt::format("witness: a {}run of {} steps to a terminal valid end is in the JSON report (qpcheck "
                          "replay drives it on a device)\n", t.shortest ? "shortest " : "", t.steps.size());
     }
+  } else if (t.verdict == "inconclusive" && (t.limit == "hash-compaction" || t.limit == "bitstate")) {
+    out += fmt::format("{}: INCONCLUSIVE: no violation found in a partial search (--storage {}, {} states stored; "
+                       "states may have been missed)\n", t.spec, t.limit, t.stats.states);
   } else if (t.verdict == "inconclusive") {
     out += fmt::format("{}: INCONCLUSIVE: stopped by --{} after {} states; no violation found so far\n", t.spec,
                        t.limit, t.stats.states);
@@ -50,7 +59,8 @@ std::string to_text(const Trace& t) {
                          t.property_source.text);
     }
     out += fmt::format("\nCounterexample: {} step{}{}\n", t.steps.size(), t.steps.size() == 1 ? "" : "s",
-                       t.shortest ? " (shortest: BFS)" : " (not necessarily shortest)");
+                       t.shortest ? (symbolic ? " (shortest: every shorter length refuted by Z3)" : " (shortest: BFS)")
+                                   : " (not necessarily shortest)");
     for (const Step& s : t.steps) {
       std::string head = fmt::format("{:>3}. {}", s.index, s.actor);
       if (!s.is_rule && !s.at.empty()) head += fmt::format(" @{}", s.at);
@@ -81,6 +91,12 @@ std::string to_text(const Trace& t) {
         }
       }
     }
+  }
+  if (symbolic) {
+    out += fmt::format("\nparams: {}\nstatistics: {} engine, depth {}, {:.3f} s, {} bits/state, peak RSS {}\n",
+                       params.empty() ? "(none)" : params, t.engine, t.stats.depth, t.stats.seconds,
+                       t.stats.state_bits, human_bytes(t.stats.peak_rss_bytes));
+    return out;
   }
   out += fmt::format(
       "\nparams: {}\nstatistics: {} states, {} transitions, depth {}, {:.3f} s, {:.0f} states/s, "

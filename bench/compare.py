@@ -1,0 +1,207 @@
+#!/usr/bin/env python3
+"""Side-by-side benchmark: qpcheck, SPIN and Rumur on the same models, exact search.
+
+Models (../shared/bench in the issue; copies of the Promela/Murphi sources live in bench/models):
+  phil      dining philosophers, deadlock-free variant, N philosophers (default 16: 1,136,689 states)
+  rdma_cm   RDMA RC QP/CM connection setup, N connections x M RPCs (default 4x3: 3,748,096 states)
+
+For each model and tool it prints states, transitions, wall and CPU seconds, states per CPU second, peak RSS and
+bytes of peak RSS per state, then the ratios qpcheck/SPIN and qpcheck/Rumur of states per CPU second and of bytes per
+state. If the state counts differ the comparison is void and the table says so. CPU seconds and peak RSS come from
+wait4() on each child (search only: SPIN's and Rumur's C compilation is timed separately and excluded).
+
+Usage: compare.py --qpcheck PATH --repo DIR [--phil N] [--rdma NxM] [--threads T] [--only phil|rdma_cm]
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+
+class Meter:
+    """Per-child CPU time and peak RSS via os.wait4."""
+
+    @staticmethod
+    def run(cmd, cwd=None):
+        t0 = time.monotonic()
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.dup2(w, 1)
+            os.dup2(w, 2)
+            os.close(r)
+            if cwd:
+                os.chdir(cwd)
+            try:
+                os.execvp(cmd[0], cmd)
+            finally:
+                os._exit(127)
+        os.close(w)
+        chunks = []
+        with os.fdopen(r, "r", errors="replace") as f:
+            for line in f:
+                chunks.append(line)
+        _, status, ru = os.wait4(pid, 0)
+        wall = time.monotonic() - t0
+        code = os.waitstatus_to_exitcode(status)
+        return {
+            "out": "".join(chunks),
+            "wall": wall,
+            "cpu": ru.ru_utime + ru.ru_stime,
+            "rss": ru.ru_maxrss * 1024,
+            "code": code,
+        }
+
+
+def sh(cmd, cwd=None):
+    p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if p.returncode != 0:
+        sys.stderr.write(p.stdout)
+        raise SystemExit(f"bench: command failed: {' '.join(cmd)}")
+    return p.stdout
+
+
+def num(pattern, text, cast=int):
+    m = re.search(pattern, text)
+    return cast(m.group(1).replace(",", "")) if m else None
+
+
+# ---------------------------------------------------------------- peers
+
+def spin(work, model_src, defines, bfs=False):
+    d = tempfile.mkdtemp(dir=work)
+    src = os.path.join(d, os.path.basename(model_src))
+    shutil.copy(model_src, src)
+    sh(["spin", "-a"] + [f"-D{k}={v}" for k, v in defines.items()] + [os.path.basename(src)], cwd=d)
+    t0 = time.monotonic()
+    flags = ["-DBFS"] if bfs else []
+    sh(["gcc", "-O2", "-DSAFETY", "-DNOREDUCE", "-DMEMLIM=16384"] + flags + ["-o", "pan", "pan.c"], cwd=d)
+    compile_s = time.monotonic() - t0
+    # -m: DFS depth bound well above these models' depth (SPIN warns and truncates otherwise); default hash table.
+    r = Meter.run(["./pan", "-m1000000"], cwd=d)
+    if "max search depth too small" in r["out"]:
+        r["note"] = "DEPTH TRUNCATED"
+    out = r["out"]
+    r["states"] = num(r"(\d+) states, stored", out)
+    r["transitions"] = num(r"(\d+) transitions \(= stored\+matched\)", out)
+    r["errors"] = num(r"errors: (\d+)", out)
+    r["compile"] = compile_s
+    r.setdefault("note", ("BFS" if bfs else "DFS") + " -DSAFETY -DNOREDUCE (exact)")
+    return r
+
+
+def rumur(work, model_src, consts):
+    d = tempfile.mkdtemp(dir=work)
+    text = open(model_src).read()
+    for k, v in consts.items():
+        text, n = re.subn(rf"(?m)^(\s*(?:const\s+)?{k}\s*:\s*)\d+;", rf"\g<1>{v};", text)
+        if n != 1:
+            raise SystemExit(f"bench: cannot set {k} in {model_src}")
+    src = os.path.join(d, "model.m")
+    open(src, "w").write(text)
+    sh(["rumur", "--symmetry-reduction", "off", "--threads", "1", "--output", "model.c", "model.m"], cwd=d)
+    t0 = time.monotonic()
+    sh(["cc", "-std=c11", "-O3", "-mcx16", "-o", "model", "model.c", "-lpthread"], cwd=d)
+    compile_s = time.monotonic() - t0
+    r = Meter.run(["./model"], cwd=d)
+    out = r["out"]
+    r["states"] = num(r"(\d+) states, \d+ rules fired", out)
+    r["transitions"] = num(r"\d+ states, (\d+) rules fired", out)
+    r["compile"] = compile_s
+    r["note"] = "1 thread, --symmetry-reduction off"
+    return r
+
+
+def qpcheck(binary, spec, params, extra):
+    cmd = [binary, "verify", spec, "--format", "json"] + [f"--param={k}={v}" for k, v in params.items()] + extra
+    r = Meter.run(cmd)
+    try:
+        rep = json.loads(r["out"][r["out"].index("{"):])
+    except ValueError:
+        sys.stderr.write(r["out"])
+        raise SystemExit("bench: qpcheck did not print a JSON report")
+    st = rep["stats"]
+    r["states"] = st["states"]
+    r["transitions"] = st["transitions"]
+    r["verdict"] = rep.get("verdict")
+    r["store_bytes"] = st.get("store_bytes")
+    r["note"] = " ".join(extra) if extra else "BFS, exact"
+    return r
+
+
+# ---------------------------------------------------------------- report
+
+def fmt_row(tool, r):
+    sps = r["states"] / r["cpu"] if r["states"] and r["cpu"] > 0 else 0
+    bps = r["rss"] / r["states"] if r["states"] else 0
+    store = f"{r['store_bytes'] / r['states']:.1f}" if r.get("store_bytes") and r["states"] else "-"
+    return (f"  {tool:<22} {r['states'] or 0:>11,} {r['transitions'] or 0:>12,} {r['wall']:>8.2f} {r['cpu']:>8.2f} "
+            f"{sps:>11,.0f} {r['rss'] / 2**20:>9.1f} {bps:>8.1f} {store:>7}   {r['note']}")
+
+
+def report(title, rows):
+    print(f"\n{title}")
+    print(f"  {'tool':<22} {'states':>11} {'transitions':>12} {'wall s':>8} {'CPU s':>8} {'states/CPUs':>11} "
+          f"{'RSS MiB':>9} {'RSS B/st':>8} {'store':>7}   mode")
+    for tool, r in rows:
+        print(fmt_row(tool, r))
+    q = dict(rows)
+    base = [(t, r) for t, r in rows if t.startswith("qpcheck")]
+    for peer in ("spin", "rumur"):
+        if peer not in q:
+            continue
+        p = q[peer]
+        for t, r in base:
+            if r["states"] != p["states"]:
+                print(f"  {t}/{peer}: comparison void: {r['states']:,} states vs {p['states']:,}")
+                continue
+            speed = (r["states"] / r["cpu"]) / (p["states"] / p["cpu"])
+            mem = (r["rss"] / r["states"]) / (p["rss"] / p["states"])
+            wall = p["wall"] / r["wall"]
+            print(f"  {t}/{peer}: states/CPU-s x{speed:.2f}, wall-clock speed x{wall:.2f}, RSS bytes/state x{mem:.2f}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--qpcheck", required=True)
+    ap.add_argument("--repo", required=True)
+    ap.add_argument("--phil", type=int, default=16)
+    ap.add_argument("--rdma", default="4x3", help="NxM: connections x RPCs")
+    ap.add_argument("--threads", type=int, default=0, help="also run qpcheck with this many threads")
+    ap.add_argument("--only", choices=["phil", "rdma_cm"])
+    ap.add_argument("--no-peers", action="store_true", help="qpcheck only")
+    a = ap.parse_args()
+    models = os.path.join(a.repo, "bench", "models")
+    n, m = (int(x) for x in a.rdma.lower().split("x"))
+    load = os.getloadavg()
+    print(f"qpcheck vs SPIN vs Rumur, exact search; {os.cpu_count()} CPUs, load average {load[0]:.2f} at start "
+          f"(other load inflates wall clock; states per CPU second is the steadier figure)")
+    work = tempfile.mkdtemp(prefix="qpbench-")
+    try:
+        jobs = []
+        if a.only in (None, "phil"):
+            jobs.append((f"dining philosophers N={a.phil}", "phil", os.path.join(a.repo, "tests/corpus/philosophers.qpspec"),
+                         {"N": a.phil}, {"N": a.phil}))
+        if a.only in (None, "rdma_cm"):
+            jobs.append((f"rdma_cm N={n} connections x M={m} RPCs", "rdma_cm",
+                         os.path.join(a.repo, "spec/bench/rdma_cm.qpspec"), {"N": n, "M": m}, {"N": n, "M": m}))
+        for title, base, spec, params, consts in jobs:
+            rows = [("qpcheck", qpcheck(a.qpcheck, spec, params, []))]
+            if a.threads > 1:
+                rows.append((f"qpcheck {a.threads} threads", qpcheck(a.qpcheck, spec, params, [f"--threads={a.threads}"])))
+            if not a.no_peers:
+                # The philosophers' DFS is deeper than SPIN's depth bound; SPIN's BFS has none.
+                rows.append(("spin", spin(work, os.path.join(models, base + ".pml"), consts, bfs=(base == "phil"))))
+                rows.append(("rumur", rumur(work, os.path.join(models, base + ".m"), consts)))
+            report(title, rows)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,131 @@
+// The symbolic engines through the command line: verify --engine bmc|kind, symbolic --param values, synth.
+#include <sstream>
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include "checker/cli/exit_codes.h"
+#include "checker/cli/synth.h"
+#include "checker/cli/verify.h"
+
+namespace qpcheck::cli {
+namespace {
+
+struct Run {
+  int rc;
+  std::string out, err;
+};
+
+Run verify(VerifyOptions o) {
+  std::ostringstream out, err;
+  int rc = run_verify(o, out, err);
+  return Run{rc, out.str(), err.str()};
+}
+
+TEST_CASE("verify --engine bmc: the same JSON report and counterexample as the explicit engine") {
+  VerifyOptions o;
+  o.file = "spec/03_patch_passive_first_ib.qpspec";
+  o.format = Format::kJson;
+  Run ex = verify(o);
+  o.engine = Engine::kBmc;
+  o.depth = 12;
+  Run bmc = verify(o);
+  INFO(bmc.err);
+  CHECK(bmc.rc == code(ExitCode::kViolated));
+  auto a = nlohmann::json::parse(ex.out), b = nlohmann::json::parse(bmc.out);
+  CHECK(b["engine"] == "bmc");
+  CHECK(b["violation"]["property"] == a["violation"]["property"]);
+  CHECK(b["steps"].size() == a["steps"].size());
+  CHECK(b["steps"].back()["actor"] == "rnr_retry_exceeded(e=ACTIVE)");
+  CHECK(bmc.err.find("bmc: depth 9: no counterexample of length 9") != std::string::npos);  // progress per depth
+}
+
+TEST_CASE("verify --engine bmc without a violation up to K is inconclusive (exit 2), never holds") {
+  VerifyOptions o;
+  o.file = "spec/01_linux_today.qpspec";
+  o.engine = Engine::kBmc;
+  o.depth = 6;
+  Run r = verify(o);
+  CHECK(r.rc == code(ExitCode::kInconclusive));
+  CHECK(r.out.find("INCONCLUSIVE (bmc engine): no violation up to depth 6") != std::string::npos);
+  o.engine = Engine::kKind;
+  o.format = Format::kJson;
+  Run k = verify(o);
+  CHECK(k.rc == code(ExitCode::kInconclusive));
+  auto j = nlohmann::json::parse(k.out);
+  CHECK(j["verdict"] == "inconclusive");
+  // k = 6: 7 steps through states that satisfy every property, then (Z3's choice here) a step that fails.
+  CHECK(j["induction_counterexample"]["steps"].size() >= 7);
+  CHECK(j["induction_counterexample"]["steps"].size() <= 8);
+}
+
+TEST_CASE("Z3 unknown (resource limit) is inconclusive with its reason") {
+  VerifyOptions o;
+  o.file = "tests/corpus/philosophers.qpspec";
+  o.params = {"N=16"};
+  o.engine = Engine::kBmc;
+  o.depth = 12;
+  o.smt_rlimit = 20000;
+  Run r = verify(o);
+  CHECK(r.rc == code(ExitCode::kInconclusive));
+  CHECK(r.out.find("solver returned unknown at depth") != std::string::npos);
+  CHECK(r.out.find("--smt-rlimit 20000") != std::string::npos);
+}
+
+TEST_CASE("symbolic parameters: a value set needs a Z3 engine; layout parameters are refused by name") {
+  VerifyOptions o;
+  o.file = "spec/03_patch_passive_first_ib.qpspec";
+  o.params = {"rnr_retry=*"};
+  Run r = verify(o);
+  CHECK(r.rc == code(ExitCode::kUsage));
+  CHECK(r.err.find("needs --engine bmc or kind") != std::string::npos);
+  o.engine = Engine::kBmc;
+  o.params = {"max_msgs=1..2"};
+  Run m = verify(o);
+  CHECK(m.rc == code(ExitCode::kUsage));
+  CHECK(m.err.find("parameter max_msgs cannot be symbolic") != std::string::npos);
+  o.params = {"rnr_retry=5..7"};
+  o.depth = 12;
+  o.format = Format::kJson;
+  Run v = verify(o);
+  CHECK(v.rc == code(ExitCode::kViolated));
+  // The report names the one value the counterexample runs with, not the set.
+  std::string value = nlohmann::json::parse(v.out)["params"]["rnr_retry"];
+  CHECK((value == "5" || value == "6" || value == "7"));
+}
+
+TEST_CASE("synth: spec 03, which rnr_retry values keep no_err_before_disconnect") {
+  SynthOptions o;
+  o.file = "spec/03_patch_passive_first_ib.qpspec";
+  o.params = {"rnr_retry=*"};
+  o.depth = 12;
+  o.format = Format::kJson;
+  std::ostringstream out, err;
+  int rc = run_synth(o, out, err);
+  INFO(err.str());
+  CHECK(rc == code(ExitCode::kViolated));
+  auto j = nlohmann::json::parse(out.str());
+  bool found = false;
+  for (const auto& p : j["properties"]) {
+    if (p["property"] != "no_err_before_disconnect") continue;
+    found = true;
+    std::vector<std::string> fails, holds;
+    for (const auto& r : p["regions"]) {
+      for (const auto& v : r["values"]) (r["verdict"] == "fails" ? fails : holds).push_back(v["rnr_retry"]);
+      if (r["verdict"] == "fails") CHECK(r.contains("counterexample"));
+    }
+    CHECK(fails == std::vector<std::string>{"0", "1", "2", "3", "4", "5", "6"});
+    CHECK(holds == std::vector<std::string>{"7"});
+    // rnr_retry r needs r RNR NAKs before the retries are exhausted: 10 + r steps.
+    CHECK(p["regions"][0]["counterexample"]["steps"].size() == 10);
+    CHECK(p["regions"][2]["counterexample"]["steps"].size() == 12);
+  }
+  CHECK(found);
+  SynthOptions none = o;
+  none.params = {};
+  std::ostringstream o2, e2;
+  CHECK(run_synth(none, o2, e2) == code(ExitCode::kUsage));
+}
+
+}  // namespace
+}  // namespace qpcheck::cli

@@ -1,0 +1,226 @@
+#include "checker/cli/verify_symbolic.h"
+
+#include <cmath>
+#include <fstream>
+#include <iostream>
+#include <map>
+
+#include <fmt/format.h>
+#include <z3++.h>
+
+#include "checker/cli/exit_codes.h"
+#include "checker/symbolic/family.h"
+#include "checker/trace/build.h"
+#include "checker/trace/render.h"
+
+namespace qpcheck::cli {
+
+CLI::Validator depth_validator() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        if (s.empty() || s.size() > 6 || s.find_first_not_of("0123456789") != std::string::npos ||
+            std::stoi(s) > 100000) {
+          return "expected a depth 0..100000, got '" + s + "'";
+        }
+        return "";
+      },
+      "K");
+}
+
+CLI::Validator nonnegative_seconds() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        size_t pos = 0;
+        double v = 0;
+        try {
+          v = std::stod(s, &pos);
+        } catch (...) {
+          pos = 0;
+        }
+        if (pos == 0 || pos != s.size() || !std::isfinite(v) || v < 0 || v > 4e6) {
+          return "expected a number of seconds >= 0, got '" + s + "'";
+        }
+        return "";
+      },
+      "SECONDS>=0");
+}
+
+void setup_verify_symbolic(CLI::App& app, VerifyOptions& opt) {
+  app.add_option("--engine", opt.engine,
+                 "explicit (default: every reachable state), bmc (Z3 bounded model checking up to --depth) or kind "
+                 "(Z3 k-induction: can prove properties)")
+      ->transform(CLI::CheckedTransformer(
+          std::map<std::string, Engine>{{"explicit", Engine::kExplicit}, {"bmc", Engine::kBmc}, {"kind", Engine::kKind}},
+          CLI::ignore_case));
+  app.add_option("--depth", opt.depth, "bmc/kind: longest counterexample searched, in steps (default 20)")
+      ->check(depth_validator());
+  app.add_option("--smt-timeout", opt.smt_timeout, "bmc/kind: seconds per Z3 call; running out is inconclusive")
+      ->check(nonnegative_seconds());
+  app.add_option("--smt-rlimit", opt.smt_rlimit,
+                 "bmc/kind: Z3 resource limit per call (deterministic, unlike a timeout); 0 = none");
+}
+
+bool wants_symbolic(const VerifyOptions& opt) {
+  if (opt.engine != Engine::kExplicit) return true;
+  for (const std::string& p : opt.params) {
+    size_t eq = p.find('=');
+    if (eq != std::string::npos && symbolic::is_symbolic_value(p.substr(eq + 1))) return true;
+  }
+  return false;
+}
+
+bool split_params(const std::vector<std::string>& params, lang::ParamOverrides& fixed,
+                  std::vector<std::pair<std::string, std::string>>& sets, std::ostream& err) {
+  for (const std::string& p : params) {
+    size_t eq = p.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      err << fmt::format("qpcheck: error: --param {}: expected NAME=VALUE, NAME=*, NAME=LO..HI or NAME=V1,V2\n", p);
+      return false;
+    }
+    std::string name = p.substr(0, eq), value = p.substr(eq + 1);
+    if (symbolic::is_symbolic_value(value)) sets.emplace_back(name, value);
+    else fixed.emplace_back(name, value);
+  }
+  return true;
+}
+
+std::unique_ptr<symbolic::LoadedSpec> load_for_symbolic(const std::string& file,
+                                                        const std::vector<std::string>& extra_lib_dirs,
+                                                        const std::vector<std::string>& params, std::ostream& err,
+                                                        int& rc) {
+  lang::ParamOverrides fixed;
+  std::vector<std::pair<std::string, std::string>> sets;
+  if (!split_params(params, fixed, sets, err)) {
+    rc = code(ExitCode::kUsage);
+    return nullptr;
+  }
+  std::vector<std::string> lib_dirs = extra_lib_dirs;
+  for (const std::string& dir : default_lib_dirs()) lib_dirs.push_back(dir);
+  auto spec = std::make_unique<symbolic::LoadedSpec>();
+  try {
+    symbolic::load_spec_into(*spec, file, lib_dirs, fixed, sets);
+  } catch (const lang::SpecError& e) {
+    for (const lang::Diagnostic& d : e.diagnostics()) err << lang::format_diagnostic(spec->sources, d);
+    rc = code(ExitCode::kInvalidSpec);
+    return nullptr;
+  } catch (const lang::UsageError& e) {
+    err << "qpcheck: error: " << e.what() << "\n";
+    rc = code(ExitCode::kUsage);
+    return nullptr;
+  }
+  for (const lang::Diagnostic& w : spec->warnings) err << lang::format_diagnostic(spec->sources, w);
+  rc = 0;
+  return spec;
+}
+
+trace::Trace symbolic_trace(const symbolic::LoadedSpec& spec, const symbolic::Result& r, const std::string& file,
+                            const std::string& engine, const std::vector<std::pair<std::string, std::string>>& sets) {
+  int member = r.result.outcome == explore::Outcome::kViolated ? r.member : 0;
+  trace::Trace t = trace::build_trace(*spec.systems.at(member), r.result, file, engine);
+  t.engine = engine;
+  if (r.result.outcome != explore::Outcome::kViolated) {
+    for (auto& [name, value] : t.params) {
+      for (const auto& [sname, set] : sets) {
+        if (sname == name) value = set;
+      }
+    }
+  }
+  if (r.result.outcome != explore::Outcome::kViolated) t.limit = r.reason;
+  return t;
+}
+
+std::string cti_text(const trace::Trace& cti, int k) {
+  std::string out = fmt::format(
+      "\nCounterexample to induction (k={}): {} step{} through states that satisfy every property, from a state "
+      "that need not be reachable, ending in a violation of {}. Strengthen an invariant to exclude its first state:\n",
+      k, cti.steps.size(), cti.steps.size() == 1 ? "" : "s", cti.property);
+  out += "  first state:\n";
+  for (const trace::Change& c : cti.initial) out += fmt::format("    {} = {}\n", c.name, c.before);
+  for (const trace::Step& s : cti.steps) {
+    out += fmt::format("  {:>3}. {}{}  [{}:{}]\n", s.index, s.actor, !s.is_rule && !s.at.empty() ? " @" + s.at : "",
+                       s.source.file, s.source.line);
+    out += fmt::format("         {}\n", s.source.text);
+    for (const trace::Change& c : s.changes) out += fmt::format("           {}: {} -> {}\n", c.name, c.before, c.after);
+    if (s.failed) out += fmt::format("       ** this step violates {}: {}\n", cti.property, cti.message);
+  }
+  if (!cti.steps.empty() && !cti.steps.back().failed) out += fmt::format("       ** {}\n", cti.message);
+  return out;
+}
+
+int run_verify_symbolic(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
+  if (opt.engine == Engine::kExplicit) {
+    err << "qpcheck: error: a --param value set (NAME=*, NAME=LO..HI, NAME=V1,V2) needs --engine bmc or kind "
+           "(or qpcheck synth)\n";
+    return code(ExitCode::kUsage);
+  }
+  int rc = 0;
+  std::unique_ptr<symbolic::LoadedSpec> spec = load_for_symbolic(opt.file, opt.lib_dirs, opt.params, err, rc);
+  if (!spec) return rc;
+  lang::ParamOverrides fixed;
+  std::vector<std::pair<std::string, std::string>> sets;
+  split_params(opt.params, fixed, sets, err);
+
+  std::ofstream trace_file;
+  if (!opt.trace_out.empty()) {
+    trace_file.open(opt.trace_out);
+    if (!trace_file) {
+      err << fmt::format("qpcheck: error: cannot open --trace-out file '{}' for writing\n", opt.trace_out);
+      return code(ExitCode::kUsage);
+    }
+  }
+  symbolic::Options so;
+  so.mode = opt.engine == Engine::kBmc ? symbolic::Mode::kBmc : symbolic::Mode::kKind;
+  so.depth = opt.depth;
+  so.smt_timeout = opt.smt_timeout;
+  so.smt_rlimit = opt.smt_rlimit;
+  so.check_deadlock = !opt.no_deadlock;
+  so.progress = &err;
+  std::string engine = opt.engine == Engine::kBmc ? "bmc" : "kind";
+  symbolic::Result r;
+  try {
+    r = symbolic::check(spec->family, so);
+  } catch (const symbolic::NotSymbolic& e) {
+    err << "qpcheck: error: " << e.what() << "\n";
+    return code(ExitCode::kUsage);
+  } catch (const symbolic::EncodingMismatch& e) {
+    err << "qpcheck: internal error: " << e.what() << "\n";
+    return code(ExitCode::kInternal);
+  } catch (const z3::exception& e) {
+    err << "qpcheck: internal error: Z3: " << e.msg() << "\n";
+    return code(ExitCode::kInternal);
+  }
+  trace::Trace t = symbolic_trace(*spec, r, opt.file, engine, sets);
+  nlohmann::json j = trace::to_json(t);
+  std::string text = trace::to_text(t);
+  if (r.cti && r.result.outcome == explore::Outcome::kInconclusive) {
+    explore::Result cr;
+    cr.outcome = explore::Outcome::kViolated;
+    cr.violation = r.cti_violation;
+    cr.path = *r.cti;
+    trace::Trace ct = trace::build_trace(*spec->systems.at(r.cti_member), cr, opt.file, engine);
+    text += cti_text(ct, static_cast<int>(r.cti->actions.size()) - 1);
+    nlohmann::json cj = trace::to_json(ct);
+    j["induction_counterexample"] = {{"k", r.depth}, {"property", ct.property}, {"message", ct.message},
+                                     {"initial", cj["initial"]}, {"steps", cj["steps"]}};
+  }
+  if (opt.format == Format::kJson) out << trace::dump_json(j);
+  else out << text;
+  out.flush();
+  if (trace_file.is_open()) {
+    trace_file << trace::dump_json(j);
+    trace_file.flush();
+    if (!trace_file) {
+      err << fmt::format("qpcheck: error: writing --trace-out file '{}' failed (disk full?); the report above is "
+                         "complete\n", opt.trace_out);
+      return code(ExitCode::kInternal);
+    }
+  }
+  switch (r.result.outcome) {
+    case explore::Outcome::kHolds: return code(ExitCode::kHolds);
+    case explore::Outcome::kViolated: return code(ExitCode::kViolated);
+    case explore::Outcome::kInconclusive: return code(ExitCode::kInconclusive);
+  }
+  return code(ExitCode::kInternal);
+}
+
+}  // namespace qpcheck::cli

@@ -1,0 +1,206 @@
+#include "checker/symbolic/synth.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "checker/model/eval.h"
+
+namespace qpcheck::symbolic {
+
+namespace {
+
+using model::Violation;
+
+// The transition system seen by one property: other fail/assert/runtime-error properties merely end a path (the
+// failing step has no successor, as in the full model), other invariants are not checked.
+class PropertyView : public model::TransitionSystem {
+ public:
+  PropertyView(model::ModelSystem& sys, std::string property)
+      : sys_(sys), property_(std::move(property)), machine_(sys.model()) {}
+  int state_words() const override { return sys_.state_words(); }
+  std::vector<std::vector<uint64_t>> initial_states() override { return sys_.initial_states(); }
+  int successors(const uint64_t* state, model::SuccessorSink& sink) override {
+    struct Filter : model::SuccessorSink {
+      model::SuccessorSink* out;
+      const std::string* property;
+      void successor(uint32_t a, const uint64_t* s) override { out->successor(a, s); }
+      void failure(uint32_t a, const Violation& v) override {
+        if (v.property == *property) out->failure(a, v);
+      }
+    } filter;
+    filter.out = &sink;
+    filter.property = &property_;
+    return sys_.successors(state, filter);
+  }
+  std::optional<Violation> check_invariants(const uint64_t* state) override {
+    const model::Model& m = sys_.model();
+    for (const model::Invariant& inv : m.invariants) {
+      if (inv.name != property_) continue;
+      machine_.state = sys_.unpack(state);
+      try {
+        if (!machine_.eval(inv.expr)) {
+          return Violation{Violation::Kind::kInvariant, inv.name, fmt::format("invariant {} is false", inv.name),
+                           inv.span};
+        }
+      } catch (const model::StepFailure& f) {
+        return Violation{Violation::Kind::kInvariant, inv.name,
+                         fmt::format("invariant {} cannot be evaluated: {}", inv.name, f.message), f.span};
+      }
+    }
+    return std::nullopt;
+  }
+  bool valid_end(const uint64_t* state) override { return sys_.valid_end(state); }
+  void set_deadline(std::chrono::steady_clock::time_point d) override { sys_.set_deadline(d); }
+
+ private:
+  model::ModelSystem& sys_;
+  std::string property_;
+  model::Machine machine_;
+};
+
+struct Capture : model::SuccessorSink {
+  uint32_t want = 0;
+  int words = 0;
+  std::optional<std::vector<uint64_t>> next;
+  std::optional<Violation> fail;
+  void successor(uint32_t a, const uint64_t* s) override {
+    if (a == want) next.emplace(s, s + words);
+  }
+  void failure(uint32_t a, const Violation& v) override {
+    if (a == want) fail = v;
+  }
+};
+
+}  // namespace
+
+std::optional<Violation> replays_violation(model::ModelSystem& sys, const explore::Path& path,
+                                           const std::string& property) {
+  std::vector<uint64_t> s = sys.initial_states().at(0);
+  PropertyView view(sys, property);
+  for (size_t i = 0; i < path.actions.size(); ++i) {
+    Capture cap;
+    cap.want = path.actions[i];
+    cap.words = sys.state_words();
+    sys.successors(s.data(), cap);
+    bool last = i + 1 == path.actions.size();
+    if (cap.fail) {
+      if (last && cap.fail->property == property) return cap.fail;
+      return std::nullopt;
+    }
+    if (!cap.next) return std::nullopt;
+    s = *cap.next;
+  }
+  if (auto v = view.check_invariants(s.data())) return v;
+  if (property == "deadlock") {
+    struct None : model::SuccessorSink {
+      void successor(uint32_t, const uint64_t*) override {}
+      void failure(uint32_t, const Violation&) override {}
+    } none;
+    if (sys.successors(s.data(), none) == 0 && !sys.valid_end(s.data())) {
+      return Violation{Violation::Kind::kDeadlock, "deadlock",
+                       "no process can move and not every process is at a valid end state", {}};
+    }
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> properties_of(const model::Model& m, bool check_deadlock) {
+  std::vector<std::string> out;
+  auto add = [&](const std::string& p) {
+    for (const std::string& q : out) {
+      if (q == p) return;
+    }
+    out.push_back(p);
+  };
+  for (const model::Invariant& inv : m.invariants) add(inv.name);
+  for (const model::Stmt& s : m.stmts) {
+    if (s.op == model::SOp::kFail || s.op == model::SOp::kAssert) add(s.property);
+  }
+  add("runtime_error");
+  if (check_deadlock) add("deadlock");
+  return out;
+}
+
+std::vector<PropertyResult> synthesize(const Family& family, const SynthOptions& options) {
+  std::vector<PropertyResult> results;
+  const model::Model& base = family.members.at(0)->model();
+  for (const std::string& property : properties_of(base, options.engine.check_deadlock)) {
+    PropertyResult pr;
+    pr.property = property;
+    std::vector<int> remaining;
+    for (size_t i = 0; i < family.members.size(); ++i) remaining.push_back(static_cast<int>(i));
+    Options opt = options.engine;
+    opt.mode = Mode::kKind;
+    opt.property = property;
+    while (!remaining.empty()) {
+      Result r = check(family, opt, remaining);
+      if (r.result.outcome == explore::Outcome::kHolds) {
+        Region reg;
+        reg.verdict = Region::Verdict::kHolds;
+        reg.members = remaining;
+        reg.how = fmt::format("k-induction, k={}", r.induction_k);
+        pr.regions.push_back(std::move(reg));
+        remaining.clear();
+        break;
+      }
+      if (r.result.outcome != explore::Outcome::kViolated) break;
+      Region reg;
+      reg.verdict = Region::Verdict::kFails;
+      reg.how = fmt::format("bmc, shortest counterexample: {} steps", r.result.path.actions.size());
+      reg.counterexample = r.result;
+      reg.counterexample_member = r.member;
+      std::vector<int> rest;
+      for (int m : remaining) {
+        if (m == r.member || replays_violation(*family.members[m], r.result.path, property)) reg.members.push_back(m);
+        else rest.push_back(m);
+      }
+      remaining = std::move(rest);
+      pr.regions.push_back(std::move(reg));
+    }
+    // What neither BMC nor k-induction decided: an exhaustive explicit search of each value, for this property.
+    Region open;
+    open.verdict = Region::Verdict::kOpen;
+    open.how = fmt::format("no violation up to depth {}", opt.depth);
+    std::vector<Region> explicit_regions;
+    for (int m : remaining) {
+      if (options.explicit_max_states == 0) {
+        open.members.push_back(m);
+        continue;
+      }
+      PropertyView view(*family.members[m], property);
+      explore::Options eo;
+      eo.check_deadlock = property == "deadlock";
+      eo.limits.max_states = options.explicit_max_states;
+      explore::Result ex = explore::explore(view, eo);
+      if (ex.outcome == explore::Outcome::kHolds) {
+        // One region for every value proved this way; `how` lists the states searched per value.
+        auto it = std::find_if(explicit_regions.begin(), explicit_regions.end(),
+                               [](const Region& x) { return x.verdict == Region::Verdict::kHolds; });
+        if (it == explicit_regions.end()) {
+          explicit_regions.push_back(Region{Region::Verdict::kHolds, {m}, "explicit exhaustive search per value, "
+                                            + std::to_string(ex.stats.states), {}, 0});
+        } else {
+          it->members.push_back(m);
+          it->how += ", " + std::to_string(ex.stats.states);
+        }
+      } else if (ex.outcome == explore::Outcome::kViolated) {
+        explicit_regions.push_back(Region{Region::Verdict::kFails, {m},
+                                          fmt::format("explicit BFS, counterexample of {} steps (beyond depth {})",
+                                                      ex.path.actions.size(), opt.depth),
+                                          ex, m});
+      } else {
+        open.members.push_back(m);
+      }
+    }
+    for (Region& reg : explicit_regions) {
+      if (reg.verdict == Region::Verdict::kHolds) reg.how += " states";
+      pr.regions.push_back(std::move(reg));
+    }
+    if (!open.members.empty()) pr.regions.push_back(std::move(open));
+    results.push_back(std::move(pr));
+  }
+  return results;
+}
+
+}  // namespace qpcheck::symbolic

@@ -1,0 +1,48 @@
+// Parameter synthesis: for each property of a spec and each value (combination of values) of its symbolic
+// parameters, does the property hold? Violations come from BMC over the whole family (shortest first, one
+// counterexample per failing region: the values for which that same run violates the property); "holds" only where
+// proved, by k-induction over the remaining values or, failing that, by an exhaustive explicit search of each value
+// restricted to the property. Anything else is "no violation up to depth K".
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "checker/explore/explorer.h"
+#include "checker/symbolic/engine.h"
+
+namespace qpcheck::symbolic {
+
+struct Region {
+  enum class Verdict { kFails, kHolds, kOpen };
+  Verdict verdict = Verdict::kOpen;
+  std::vector<int> members;       // family members (value combinations) in this region
+  std::string how;                // "bmc", "k-induction (k=3)", "explicit exhaustive search (18 states)", ...
+  explore::Result counterexample; // kFails: a run that violates the property for every member of the region
+  int counterexample_member = 0;  // the member whose ModelSystem renders it
+};
+
+struct PropertyResult {
+  std::string property;
+  std::vector<Region> regions;
+};
+
+struct SynthOptions {
+  Options engine;                 // depth, timeouts, deadlock; mode and property are set per call
+  uint64_t explicit_max_states = 1000000;  // per value; 0 = no explicit fallback
+};
+
+// Every property of the family's models: invariants, fail/assert properties, "runtime_error", and "deadlock" when
+// checked. Declaration order.
+std::vector<std::string> properties_of(const model::Model& m, bool check_deadlock);
+
+// Synthesises per property. Throws as check() does.
+std::vector<PropertyResult> synthesize(const Family& family, const SynthOptions& options);
+
+// Re-runs `path` (actions from member `from`'s counterexample) on `system` from its initial state; returns the
+// violation of `property` it ends in, if it does. Exposed for tests.
+std::optional<model::Violation> replays_violation(model::ModelSystem& system, const explore::Path& path,
+                                                  const std::string& property);
+
+}  // namespace qpcheck::symbolic
