@@ -39,8 +39,12 @@ int main(int argc, char** argv) {
   // "qpcheck frob": name the unknown subcommand (CLI11 would only say that a subcommand is required).
   if (argc > 1 && argv[1][0] != '-' &&
       app.get_subcommands([&](const CLI::App* s) { return s->check_name(argv[1]); }).empty()) {
-    std::cerr << "qpcheck: error: unknown subcommand '" << qpcheck::trace::printable(argv[1], 80)
-              << "' (expected verify, gate, show, diff or replay; see qpcheck --help)\n";
+    std::string names;
+    for (const CLI::App* s : app.get_subcommands([](const CLI::App*) { return true; })) {
+      names += (names.empty() ? "" : ", ") + s->get_name();
+    }
+    std::cerr << "qpcheck: error: unknown subcommand '" << qpcheck::trace::printable(argv[1], 80) << "' (expected one of "
+              << names << "; see qpcheck --help)\n";
     return qpcheck::cli::code(ExitCode::kUsage);
   }
   try {

@@ -483,11 +483,13 @@ std::pair<int, std::string> qpcheck(const std::string& args) {
 TEST_CASE("defect 9: an unknown subcommand is named; --format takes the names text and json only, in any case") {
   auto [rc, err] = qpcheck("frob");
   CHECK(rc == 4);  // "A subcommand is required" before the fix
-  CHECK(has(err, "qpcheck: error: unknown subcommand 'frob' (expected verify, gate, show, diff or replay"));
+  CHECK(has(err, "qpcheck: error: unknown subcommand 'frob' (expected one of verify, "));
+  CHECK(has(err, "replay"));
   std::string t = write("fmt.json", good_trace());
   for (const std::string& sub : std::vector<std::string>{"replay " + t + " --device fake0",
                                                          "gate spec/01_linux_today.qpspec",
-                                                         "diff spec/01_linux_today.qpspec spec/01_linux_today.qpspec"}) {
+                                                         "diff spec/01_linux_today.qpspec spec/01_linux_today.qpspec",
+                                                         "synth spec/01_linux_today.qpspec"}) {
     auto [rc_xml, err_xml] = qpcheck(sub + " --format xml");
     CHECK(rc_xml == 4);
     CHECK(has(err_xml, "--format: expected text or json, found 'xml'"));  // CLI11's map internals before the fix
