@@ -341,6 +341,35 @@ TEST_CASE("show: the seed counterexample as SVG, HTML and Mermaid; lanes and arr
   CHECK(cli::run_show(so, o4, e4) == 4);
 }
 
+TEST_CASE("show reads trace files as replay does: not a regular file is exit 4, a deep or cut document exit 3") {
+  fs::path dir = tmp_dir();
+  cli::ShowOptions so;
+  so.mermaid = "-";
+  auto run = [&](const std::string& report, std::string* err_text) {
+    so.report = report;
+    std::ostringstream out, err;
+    int rc = cli::run_show(so, out, err);
+    *err_text = err.str();
+    return rc;
+  };
+  std::string e;
+  fs::path fifo = dir / "report.fifo";
+  fs::remove(fifo);
+  REQUIRE(sh("mkfifo " + fifo.string()) == 0);
+  CHECK(run(fifo.string(), &e) == 4);  // blocked forever before the fix
+  CHECK(e.find("(missing, unreadable or not a regular file)") != std::string::npos);
+  CHECK(run(dir.string(), &e) == 4);   // exit 3 "not a qpcheck report" before the fix
+  std::ofstream(dir / "deep.json") << "{\"schema\":" << std::string(100000, '[') << std::string(100000, ']') << "}";
+  CHECK(run((dir / "deep.json").string(), &e) == 3);  // a stack overflow in the error message before the fix
+  CHECK(e.find("nest deeper than 32 levels") != std::string::npos);
+  nlohmann::json doc = nlohmann::json::parse(slurp(seed_trace()));
+  doc["steps"].erase(doc["steps"].size() - 1);
+  doc["steps"].erase(doc["steps"].size() - 1);
+  std::ofstream(dir / "cut.json") << doc.dump();
+  CHECK(run((dir / "cut.json").string(), &e) == 3);  // drawn as a counterexample before the fix
+  CHECK(e.find("(a truncated trace?)") != std::string::npos);
+}
+
 TEST_CASE("the seed's SVG renders in headless Chromium: the screenshot is not one uniform colour") {
   const char* browser = nullptr;
   for (const char* b : {"/usr/bin/chromium", "/usr/bin/chromium-browser"}) {

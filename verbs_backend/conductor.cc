@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "checker/lang/replay_ops.h"
+#include "checker/trace/render.h"
 
 namespace qpcheck::verbs {
 
@@ -15,18 +16,20 @@ namespace {
 
 using lang::ReplayArg;
 
+// Decimal digits only, as the trace writer renders counts: no sign, no blanks, no "0x".
 int parse_int(const std::string& s, int lo, int hi, const std::string& where) {
-  char* end = nullptr;
-  long v = std::strtol(s.c_str(), &end, 10);
-  if (s.empty() || *end != '\0' || v < lo || v > hi) {
-    throw PlanError(fmt::format("{}: expected an integer in {}..{}, found \"{}\"", where, lo, hi, s));
+  bool digits = !s.empty() && s.size() <= 9 &&
+                std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+  long v = digits ? std::strtol(s.c_str(), nullptr, 10) : 0;
+  if (!digits || v < lo || v > hi) {
+    throw PlanError(fmt::format("{}: expected an integer in {}..{}, found {}", where, lo, hi, trace::quote_value(s)));
   }
   return static_cast<int>(v);
 }
 
 PlannedOp plan_op(const trace::ReplayStep& r, const std::string& where) {
   const lang::ReplayOpSpec* spec = lang::find_replay_op(r.op);
-  if (!spec) throw PlanError(fmt::format("{}: unknown replay operation \"{}\"", where, r.op));
+  if (!spec) throw PlanError(fmt::format("{}: unknown replay operation {}", where, trace::quote_value(r.op)));
   if (static_cast<int>(r.args.size()) != spec->arity) {
     throw PlanError(fmt::format("{}: replay operation {} takes {} arguments, found {}", where, r.op, spec->arity,
                                 r.args.size()));
@@ -40,20 +43,22 @@ PlannedOp plan_op(const trace::ReplayStep& r, const std::string& where) {
       case ReplayArg::kEndpoint:
         if (a == "ACTIVE") op.ep = Ep::kActive;
         else if (a == "PASSIVE") op.ep = Ep::kPassive;
-        else throw PlanError(fmt::format("{}: expected ACTIVE or PASSIVE, found \"{}\"", at, a));
+        else throw PlanError(fmt::format("{}: expected ACTIVE or PASSIVE, found {}", at, trace::quote_value(a)));
         break;
       case ReplayArg::kCount: op.number = parse_int(a, 1, 64, at); break;
       case ReplayArg::kRetry: op.number = parse_int(a, 0, 7, at); break;
       case ReplayArg::kCmEvent: {
         const std::string prefix = "RDMA_CM_EVENT_";
         if (a.rfind(prefix, 0) != 0 || !lang::known_cm_event(a.substr(prefix.size()))) {
-          throw PlanError(fmt::format("{}: not an RDMA_CM_EVENT_* name: \"{}\"", at, a));
+          throw PlanError(fmt::format("{}: not an RDMA_CM_EVENT_* name: {}", at, trace::quote_value(a)));
         }
         op.name = a;
         break;
       }
       case ReplayArg::kWcStatus:
-        if (!lang::known_wc_status(a)) throw PlanError(fmt::format("{}: not an IBV_WC_* status: \"{}\"", at, a));
+        if (!lang::known_wc_status(a)) {
+          throw PlanError(fmt::format("{}: not an IBV_WC_* status: {}", at, trace::quote_value(a)));
+        }
         op.name = a;
         break;
     }
@@ -83,7 +88,7 @@ Plan make_plan(const trace::Trace& t) {
   p.property = t.property;
   p.params = t.params;
   if (t.verdict != "violated" && t.verdict != "holds") {
-    throw PlanError(fmt::format("the trace's verdict is \"{}\": there is no schedule to replay", t.verdict));
+    throw PlanError(fmt::format("the trace's verdict is {}: there is no schedule to replay", trace::quote_value(t.verdict)));
   }
   if (t.steps.empty()) {
     throw PlanError("the trace has no steps (a report of a spec that holds carries a schedule only when written by "
@@ -97,7 +102,8 @@ Plan make_plan(const trace::Trace& t) {
     ps.failed = s.failed;
     for (const trace::Call& c : s.calls) {
       for (const trace::ReplayStep& r : c.replay) {
-        ps.ops.push_back(plan_op(r, fmt::format("step {} ({}), call {}", s.index, s.actor, c.proc)));
+        ps.ops.push_back(plan_op(r, fmt::format("step {} ({}), call {}", s.index, trace::printable(s.actor, 80),
+                                                trace::printable(c.proc, 80))));
       }
     }
     ops += ps.ops.size();
@@ -393,24 +399,28 @@ nlohmann::json outcome_json(const Plan& plan, const Outcome& o, const std::strin
   return j;
 }
 
-std::string outcome_text(const Plan& plan, const Outcome& o, const std::string& device) {
-  std::string out = fmt::format("replay of {} ({}{}) on {}\n", plan.spec, plan.trace_verdict,
-                                plan.property.empty() ? "" : ": " + plan.property, device);
+// Strings from the trace file and the command line are escaped (trace::printable): no terminal control sequence
+// reaches the terminal.
+std::string outcome_text(const Plan& plan, const Outcome& o, const std::string& raw_device) {
+  using trace::printable;
+  std::string device = printable(raw_device, 80);
+  std::string out = fmt::format("replay of {} ({}{}) on {}\n", printable(plan.spec, 200), printable(plan.trace_verdict),
+                                plan.property.empty() ? "" : ": " + printable(plan.property, 200), device);
   size_t w = 10;
   for (const OpRecord& r : o.log) w = std::max(w, r.op.size());
   out += fmt::format("{:>4}  {:<28} {:<{}}  {:<30} {}\n", "step", "actor", "operation", w, "model predicts",
                      "device did");
   for (const OpRecord& r : o.log) {
-    out += fmt::format("{:>4}  {:<28} {:<{}}  {:<30} {}{}\n", r.step, r.actor, r.op, w, r.expected, r.observed,
-                       r.match ? "" : "   <-- differs");
+    out += fmt::format("{:>4}  {:<28} {:<{}}  {:<30} {}{}\n", r.step, printable(r.actor, 80), r.op, w,
+                       printable(r.expected), printable(r.observed), r.match ? "" : "   <-- differs");
   }
   if (o.verdict == Verdict::kEnvironment) {
-    out += fmt::format("{}: {}\n", device, o.reason);
+    out += fmt::format("{}: {}\n", device, printable(o.reason));
   } else if (o.step > 0) {
     out += fmt::format("{} at step {}: expected {} | observed {}\n  ({})\n", verdict_name(o.verdict), o.step,
-                       o.expected, o.observed, o.reason);
+                       printable(o.expected), printable(o.observed), printable(o.reason));
   } else {
-    out += fmt::format("{}: {}\n", verdict_name(o.verdict), o.reason);
+    out += fmt::format("{}: {}\n", verdict_name(o.verdict), printable(o.reason));
   }
   out += fmt::format("replay took {:.3f} s\n", o.seconds);
   return out;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "checker/cli/exit_codes.h"
+#include "checker/cli/format_option.h"
 #include "checker/cli/progress.h"
 #include "checker/trace/render.h"
 
@@ -17,8 +18,7 @@ void setup_diff(CLI::App& app, DiffOptions& opt) {
   app.add_option("old", opt.old_spec, "the spec before the change")->required();
   app.add_option("new", opt.new_spec, "the spec after the change")->required();
   app.add_option("--format", opt.format, "text (Markdown) or json")
-      ->transform(CLI::CheckedTransformer(std::map<std::string, Format>{{"text", Format::kText}, {"json", Format::kJson}},
-                                          CLI::ignore_case));
+      ->transform(format_names());
   app.add_flag("--no-deadlock", opt.no_deadlock, "do not check deadlocks");
   app.add_option("--max-states", opt.max_states, "per search: stop (inconclusive) after this many states")
       ->check(CLI::NonNegativeNumber);

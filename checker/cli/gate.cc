@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "checker/cli/exit_codes.h"
+#include "checker/cli/format_option.h"
 #include "checker/cli/output_paths.h"
 #include "checker/cli/progress.h"
 #include "checker/gate/check.h"
@@ -23,8 +24,7 @@ namespace fs = std::filesystem;
 void setup_gate(CLI::App& app, GateOptions& opt) {
   app.add_option("paths", opt.paths, "spec files, or folders whose *.qpspec files are checked")->required();
   app.add_option("--format", opt.format, "summary on stdout: text or json")
-      ->transform(CLI::CheckedTransformer(std::map<std::string, Format>{{"text", Format::kText}, {"json", Format::kJson}},
-                                          CLI::ignore_case));
+      ->transform(format_names());
   app.add_option("--junit", opt.junit, "write a JUnit XML report to this file");
   app.add_option("--sarif", opt.sarif, "write a SARIF 2.1.0 report to this file");
   app.add_option("--json", opt.json, "write the JSON summary (schema qpcheck.gate) to this file");

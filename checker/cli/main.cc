@@ -12,6 +12,7 @@
 #include "checker/cli/show.h"
 #include "checker/cli/replay.h"
 #include "checker/cli/verify.h"
+#include "checker/trace/render.h"
 
 int main(int argc, char** argv) {
   using qpcheck::cli::ExitCode;
@@ -35,6 +36,17 @@ int main(int argc, char** argv) {
   qpcheck::cli::ReplayOptions replay_opt;
   CLI::App* replay = app.add_subcommand("replay", "drive a counterexample or witness trace against a live verbs device");
   qpcheck::cli::setup_replay(*replay, replay_opt);
+  // "qpcheck frob": name the unknown subcommand (CLI11 would only say that a subcommand is required).
+  if (argc > 1 && argv[1][0] != '-' &&
+      app.get_subcommands([&](const CLI::App* s) { return s->check_name(argv[1]); }).empty()) {
+    std::string names;
+    for (const CLI::App* s : app.get_subcommands([](const CLI::App*) { return true; })) {
+      names += (names.empty() ? "" : ", ") + s->get_name();
+    }
+    std::cerr << "qpcheck: error: unknown subcommand '" << qpcheck::trace::printable(argv[1], 80) << "' (expected one of "
+              << names << "; see qpcheck --help)\n";
+    return qpcheck::cli::code(ExitCode::kUsage);
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,13 +1,16 @@
 #include "checker/cli/replay.h"
 
+#include <arpa/inet.h>
+#include <sys/stat.h>
+
 #include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "checker/cli/exit_codes.h"
+#include "checker/cli/format_option.h"
 #include "checker/trace/render.h"
 #include "verbs_backend/conductor.h"
 #include "verbs_backend/rdma_device.h"
@@ -21,34 +24,56 @@ void setup_replay(CLI::App& app, ReplayOptions& opt) {
   app.add_option("--timeout-ms", opt.timeout_ms, "how long each wait for a CM event or completion lasts")
       ->check(CLI::Range(uint64_t{1}, uint64_t{600000}));
   app.add_option("--format", opt.format, "report format on stdout: text or json")
-      ->transform(CLI::CheckedTransformer(std::map<std::string, Format>{{"text", Format::kText}, {"json", Format::kJson}}));
+      ->transform(format_names());
   app.add_option("--report-out", opt.report_out, "also write the JSON replay report to this file");
 }
 
+namespace {
+
+// Whether `a` and `b` name the same existing file (same device and inode: links and other spellings included).
+bool same_file(const std::string& a, const std::string& b) {
+  struct stat sa {}, sb {};
+  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+}  // namespace
+
 int run_replay(const ReplayOptions& opt, std::ostream& out, std::ostream& err, const DeviceFactory& factory) {
-  std::ifstream in(opt.file, std::ios::binary);
-  if (!in) {
-    err << fmt::format("qpcheck: error: cannot read trace file '{}'\n", opt.file);
+  // Usage errors first, before the trace is read or a device opened.
+  if (opt.device.empty()) {
+    err << "qpcheck: error: --device is empty: name a verbs device (rxe0, siw0, mlx5_0)\n";
     return code(ExitCode::kUsage);
   }
-  std::stringstream buf;
-  buf << in.rdbuf();
+  in_addr addr{};
+  if (!opt.address.empty() && ::inet_pton(AF_INET, opt.address.c_str(), &addr) != 1) {
+    err << fmt::format("qpcheck: error: --address {} is not an IPv4 address (a.b.c.d)\n", trace::quote_value(opt.address));
+    return code(ExitCode::kUsage);
+  }
+  if (!opt.report_out.empty() && same_file(opt.report_out, opt.file)) {
+    err << fmt::format("qpcheck: error: --report-out '{}' is the trace file itself; writing it would destroy the "
+                       "trace\n", trace::printable(opt.report_out, 200));
+    return code(ExitCode::kUsage);
+  }
+  std::string file = trace::printable(opt.file, 200);
   verbs::Plan plan;
   try {
-    nlohmann::json doc = nlohmann::json::parse(buf.str());
-    plan = verbs::make_plan(trace::from_json(doc));
-  } catch (const nlohmann::json::parse_error& e) {
-    err << fmt::format("qpcheck: error: {}: corrupt or truncated trace: {}\n", opt.file, e.what());
+    plan = verbs::make_plan(trace::read_trace_file(opt.file));
+  } catch (const trace::TraceFileError& e) {
+    err << fmt::format("qpcheck: error: {}\n", e.what());
+    return code(ExitCode::kUsage);
+  } catch (const trace::ReportError& e) {  // JSON syntax, schema, version, field types and ranges, step order
+    err << fmt::format("qpcheck: error: {}: invalid trace: {}\n", file, e.what());
     return code(ExitCode::kInvalidSpec);
-  } catch (const std::runtime_error& e) {  // from_json (schema, version, fields) and make_plan
-    err << fmt::format("qpcheck: error: {}: cannot replay: {}\n", opt.file, e.what());
+  } catch (const verbs::PlanError& e) {  // replay operations and their arguments
+    err << fmt::format("qpcheck: error: {}: cannot replay: {}\n", file, e.what());
     return code(ExitCode::kInvalidSpec);
   }
   std::ofstream report;
   if (!opt.report_out.empty()) {
     report.open(opt.report_out);
     if (!report) {
-      err << fmt::format("qpcheck: error: cannot open --report-out file '{}' for writing\n", opt.report_out);
+      err << fmt::format("qpcheck: error: cannot open --report-out file '{}' for writing\n",
+                         trace::printable(opt.report_out, 200));
       return code(ExitCode::kUsage);
     }
   }
@@ -65,7 +90,8 @@ int run_replay(const ReplayOptions& opt, std::ostream& out, std::ostream& err, c
     report << trace::dump_json(j);
     report.flush();
     if (!report) {
-      err << fmt::format("qpcheck: error: writing '{}' failed; the report above is complete\n", opt.report_out);
+      err << fmt::format("qpcheck: error: writing '{}' failed; the report above is complete\n",
+                         trace::printable(opt.report_out, 200));
       return code(ExitCode::kInternal);
     }
   }
@@ -74,7 +100,7 @@ int run_replay(const ReplayOptions& opt, std::ostream& out, std::ostream& err, c
     case verbs::Verdict::kNotReproduced: return code(ExitCode::kNotReproduced);
     case verbs::Verdict::kDiverged: return code(ExitCode::kDiverged);
     case verbs::Verdict::kEnvironment:
-      err << fmt::format("qpcheck: error: device {}: {}\n", opt.device, o.reason);
+      err << fmt::format("qpcheck: error: device {}: {}\n", trace::printable(opt.device, 80), trace::printable(o.reason));
       return code(ExitCode::kEnvironment);
   }
   return code(ExitCode::kInternal);

@@ -1,7 +1,8 @@
 // `qpcheck replay TRACE.json --device NAME`: drive a trace written by `verify --trace-out` (a counterexample, or a
 // `--witness` schedule of a spec that holds) against a live verbs device and say whether the device agrees
-// (docs/replay.md). Exit codes: 10 REPRODUCED, 11 NOT REPRODUCED, 12 DIVERGED, 3 corrupt/truncated/unsupported trace,
-// 4 usage (unreadable file), 6 environment (no such device, no permission, no address).
+// (docs/replay.md). Exit codes: 10 REPRODUCED, 11 NOT REPRODUCED, 12 DIVERGED, 3 invalid trace (trace::ReportError,
+// verbs::PlanError), 4 usage (the trace is not a regular file of at most 64 MiB, --device empty, --address not IPv4,
+// --report-out is the trace file), 6 environment (no such device, no permission, no address).
 #pragma once
 
 #include <functional>

@@ -2,7 +2,6 @@
 
 #include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -22,22 +21,19 @@ void setup_show(CLI::App& app, ShowOptions& opt) {
 }
 
 int run_show(const ShowOptions& opt, std::ostream& out, std::ostream& err) {
-  std::ifstream in(opt.report);
-  if (!in) {
-    err << fmt::format("qpcheck: error: cannot read '{}'\n", opt.report);
-    return code(ExitCode::kUsage);
-  }
   trace::Trace t;
   try {
-    nlohmann::json doc = nlohmann::json::parse(in);
-    t = trace::from_json(doc);
-  } catch (const std::exception& e) {
-    err << fmt::format("qpcheck: error: {}: not a qpcheck report: {}\n", opt.report, e.what());
+    t = trace::read_trace_file(opt.report);
+  } catch (const trace::TraceFileError& e) {
+    err << fmt::format("qpcheck: error: {}\n", e.what());
+    return code(ExitCode::kUsage);
+  } catch (const trace::ReportError& e) {
+    err << fmt::format("qpcheck: error: {}: not a qpcheck report: {}\n", trace::printable(opt.report, 200), e.what());
     return code(ExitCode::kInvalidSpec);
   }
   if (t.verdict != "violated") {
-    err << fmt::format("qpcheck: error: {}: the verdict is '{}': there is no counterexample to draw\n", opt.report,
-                       t.verdict);
+    err << fmt::format("qpcheck: error: {}: the verdict is '{}': there is no counterexample to draw\n",
+                       trace::printable(opt.report, 200), t.verdict);
     return code(ExitCode::kInvalidSpec);
   }
   struct Job {

@@ -9,6 +9,7 @@
 #include <z3++.h>
 
 #include "checker/cli/exit_codes.h"
+#include "checker/cli/format_option.h"
 #include "checker/cli/verify_symbolic.h"
 #include "checker/symbolic/family.h"
 #include "checker/symbolic/synth.h"
@@ -32,8 +33,7 @@ void setup_synth(CLI::App& app, SynthOptions& opt) {
   app.add_option("--lib-dir", opt.lib_dirs, "extra folder searched by import (repeatable)");
   app.add_flag("--no-deadlock", opt.no_deadlock, "do not check deadlocks");
   app.add_option("--format", opt.format, "report format on stdout: text or json")
-      ->transform(CLI::CheckedTransformer(std::map<std::string, Format>{{"text", Format::kText}, {"json", Format::kJson}},
-                                          CLI::ignore_case));
+      ->transform(format_names());
 }
 
 namespace {

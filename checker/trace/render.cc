@@ -1,5 +1,10 @@
 #include "checker/trace/render.h"
 
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -107,10 +112,6 @@ namespace {
 nlohmann::json source_json(const SourceRef& s) {
   return {{"file", s.file}, {"line", s.line}, {"col", s.col}, {"text", s.text}};
 }
-SourceRef source_from(const nlohmann::json& j) {
-  return SourceRef{j.at("file").get<std::string>(), j.at("line").get<int>(), j.at("col").get<int>(),
-                   j.at("text").get<std::string>()};
-}
 nlohmann::json change_json(const Change& c) { return {{"name", c.name}, {"before", c.before}, {"after", c.after}}; }
 
 }  // namespace
@@ -158,6 +159,7 @@ nlohmann::json to_json(const Trace& t) {
       steps.push_back(js);
     }
     j["steps"] = steps;
+    j["length"] = t.steps.size();  // checked by from_json: a cut "steps" array is refused
     nlohmann::json fin = nlohmann::json::array();
     for (const Position& p : t.final) {
       fin.push_back({{"process", p.process}, {"at", p.at}, {"source", source_json(p.source)}, {"blocked", p.blocked}});
@@ -176,83 +178,397 @@ nlohmann::json to_json(const Trace& t) {
   return j;
 }
 
-Trace from_json(const nlohmann::json& j) {
-  auto field = [&](const nlohmann::json& obj, const char* name) -> const nlohmann::json& {
-    if (!obj.is_object() || !obj.contains(name)) throw std::runtime_error(fmt::format("missing field '{}'", name));
-    return obj.at(name);
-  };
-  if (!j.is_object()) throw std::runtime_error("not a JSON object");
-  if (field(j, "schema") != kJsonSchema) {
-    throw std::runtime_error(fmt::format("field 'schema' is {}, expected \"{}\"", field(j, "schema").dump(), kJsonSchema));
+namespace {
+
+// The escaped form of at most `max` bytes of `text` (a UTF-8 sequence is not cut in two); *cut when some was left out.
+std::string escaped_prefix(std::string_view text, size_t max, bool quote, bool* cut) {
+  std::string out;
+  size_t n = std::min(max, text.size());
+  while (n < text.size() && n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;
+  for (size_t i = 0; i < n; ++i) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    switch (c) {
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20 || c == 0x7f) out += fmt::format("\\u{:04x}", c);
+        else if (quote && (c == '"' || c == '\\')) out += {'\\', static_cast<char>(c)};
+        else out += static_cast<char>(c);
+    }
   }
-  if (!field(j, "version").is_number_integer() || field(j, "version").get<int>() != kJsonVersion) {
-    throw std::runtime_error(fmt::format("unsupported report version {} (this qpcheck reads version {})",
-                                         field(j, "version").dump(), kJsonVersion));
+  *cut = n < text.size();
+  return out;
+}
+
+}  // namespace
+
+std::string printable(std::string_view text, size_t max) {
+  bool cut = false;
+  std::string out = escaped_prefix(text, max, false, &cut);
+  return cut ? out + fmt::format("... ({} bytes)", text.size()) : out;
+}
+
+std::string quote_value(std::string_view text) {
+  bool cut = false;
+  std::string out = "\"" + escaped_prefix(text, 80, true, &cut) + "\"";
+  return cut ? out + fmt::format("... ({} bytes)", text.size()) : out;
+}
+
+namespace {
+
+// A value in an error message: never dumped whole (a deep value would recurse, a long one would flood the terminal).
+std::string shown(const nlohmann::json& v) {
+  switch (v.type()) {
+    case nlohmann::json::value_t::string: return trace::quote_value(v.get_ref<const std::string&>());
+    case nlohmann::json::value_t::array: return fmt::format("an array of {} elements", v.size());
+    case nlohmann::json::value_t::object: return fmt::format("an object of {} fields", v.size());
+    case nlohmann::json::value_t::null: return "null";
+    default: return v.dump();  // numbers and booleans
+  }
+}
+
+// One JSON object of the report with its path ("steps[2].source"): typed, range-checked accessors whose errors
+// name the field.
+class Fields {
+ public:
+  Fields(const nlohmann::json& obj, std::string path) : obj_(obj), path_(std::move(path)) {
+    if (!obj_.is_object()) {
+      throw ReportError(path_.empty() ? "not a JSON object"
+                                      : fmt::format("field '{}' must be an object, found {}", path_, shown(obj_)));
+    }
+  }
+  std::string name(std::string_view field) const {
+    return path_.empty() ? std::string(field) : fmt::format("{}.{}", path_, field);
+  }
+  bool has(const char* field) const { return obj_.contains(field); }
+  const nlohmann::json& at(const char* field) const {
+    auto it = obj_.find(field);
+    if (it == obj_.end()) throw ReportError(fmt::format("missing field '{}'", name(field)));
+    return *it;
+  }
+  [[noreturn]] void bad(const char* field, const std::string& want) const {
+    throw ReportError(fmt::format("field '{}' must be {}, found {}", name(field), want, shown(at(field))));
+  }
+  std::string str(const char* field) const {
+    if (!at(field).is_string()) bad(field, "a string");
+    return at(field).get<std::string>();
+  }
+  std::string str_or_empty(const char* field) const { return has(field) ? str(field) : std::string(); }
+  std::string one_of(const char* field, std::initializer_list<const char*> names) const {
+    std::string v = str(field), want;
+    for (const char* n : names) {
+      if (v == n) return v;
+      want += fmt::format("{}\"{}\"", want.empty() ? "" : " or ", n);
+    }
+    bad(field, want);
+  }
+  bool boolean(const char* field) const {
+    if (!at(field).is_boolean()) bad(field, "true or false");
+    return at(field).get<bool>();
+  }
+  int64_t integer(const char* field, int64_t lo, int64_t hi) const {
+    const nlohmann::json& v = at(field);
+    std::string want = fmt::format("an integer in {}..{}", lo, hi);
+    if (v.is_number_unsigned()) {
+      if (v.get<uint64_t>() > static_cast<uint64_t>(hi)) bad(field, want);
+      return static_cast<int64_t>(v.get<uint64_t>());
+    }
+    if (!v.is_number_integer() || v.get<int64_t>() < lo || v.get<int64_t>() > hi) bad(field, want);
+    return v.get<int64_t>();
+  }
+  uint64_t count(const char* field) const {
+    const nlohmann::json& v = at(field);
+    if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0)) {
+      bad(field, "a non-negative integer");
+    }
+    return v.get<uint64_t>();
+  }
+  double seconds(const char* field) const {
+    const nlohmann::json& v = at(field);
+    if (!v.is_number() || !(v.get<double>() >= 0)) bad(field, "a non-negative number");
+    return v.get<double>();
+  }
+  const nlohmann::json& array(const char* field) const {
+    if (!at(field).is_array()) bad(field, "an array");
+    return at(field);
+  }
+  Fields object(const char* field) const { return Fields(at(field), name(field)); }
+  Fields element(const char* field, size_t i) const {
+    return Fields(array(field)[i], fmt::format("{}[{}]", name(field), i));
+  }
+  std::vector<std::string> strings(const char* field) const {
+    std::vector<std::string> out;
+    const nlohmann::json& a = array(field);
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (!a[i].is_string()) {
+        throw ReportError(fmt::format("field '{}[{}]' must be a string, found {}", name(field), i, shown(a[i])));
+      }
+      out.push_back(a[i].get<std::string>());
+    }
+    return out;
+  }
+  const nlohmann::json& json() const { return obj_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  const nlohmann::json& obj_;
+  std::string path_;
+};
+
+SourceRef source_from(const Fields& f) {
+  constexpr int64_t kMax = std::numeric_limits<int>::max();
+  return SourceRef{f.str("file"), static_cast<int>(f.integer("line", 0, kMax)),
+                   static_cast<int>(f.integer("col", 0, kMax)), f.str("text")};
+}
+
+}  // namespace
+
+Trace from_json(const nlohmann::json& j) {
+  Fields doc(j, "");
+  if (!doc.at("schema").is_string() || doc.str("schema") != kJsonSchema) {
+    throw ReportError(fmt::format("field 'schema' is {}, expected \"{}\"", shown(doc.at("schema")), kJsonSchema));
+  }
+  const nlohmann::json& version = doc.at("version");
+  if (!version.is_number_integer() || version.get<int64_t>() != kJsonVersion ||
+      (version.is_number_unsigned() && version.get<uint64_t>() != static_cast<uint64_t>(kJsonVersion))) {
+    throw ReportError(fmt::format("unsupported report version {} (this qpcheck reads version {})", shown(version),
+                                  kJsonVersion));
   }
   Trace t;
-  try {
-    t.spec = field(j, "spec").get<std::string>();
-    for (const auto& [k, v] : field(j, "params").items()) t.params.emplace_back(k, v.get<std::string>());
-    t.engine = field(j, "engine").get<std::string>();
-    t.strategy = field(j, "strategy").get<std::string>();
-    t.verdict = field(j, "verdict").get<std::string>();
-    if (j.contains("limit")) t.limit = j.at("limit").get<std::string>();
-    if (t.verdict == "violated") {
-      const auto& v = field(j, "violation");
-      t.property = field(v, "property").get<std::string>();
-      t.kind = field(v, "kind").get<std::string>();
-      t.message = field(v, "message").get<std::string>();
-      t.property_source = source_from(field(v, "source"));
-      t.shortest = field(v, "shortest").get<bool>();
-    }
-    if (t.verdict == "violated" || j.contains("steps")) {
-      for (const auto& c : field(j, "initial")) {
-        std::string val = field(c, "value").get<std::string>();
-        t.initial.push_back(Change{field(c, "name").get<std::string>(), val, val});
-      }
-      for (const auto& js : field(j, "steps")) {
-        Step s;
-        s.index = field(js, "index").get<int>();
-        s.actor = field(js, "actor").get<std::string>();
-        s.is_rule = field(js, "kind").get<std::string>() == "rule";
-        if (js.contains("verbs")) s.verbs = js.at("verbs").get<std::string>();
-        if (js.contains("at")) s.at = js.at("at").get<std::string>();
-        s.source = source_from(field(js, "source"));
-        s.failed = field(js, "failed").get<bool>();
-        for (const auto& c : field(js, "calls")) {
-          Call call{field(c, "proc").get<std::string>(), field(c, "args").get<std::vector<std::string>>(),
-                    field(c, "verbs").get<std::string>(), {}};
-          if (c.contains("replay")) {
-            for (const auto& r : c.at("replay")) {
-              call.replay.push_back(
-                  ReplayStep{field(r, "op").get<std::string>(), field(r, "args").get<std::vector<std::string>>()});
-            }
-          }
-          s.calls.push_back(std::move(call));
-        }
-        for (const auto& c : field(js, "changes")) {
-          s.changes.push_back(Change{field(c, "name").get<std::string>(), field(c, "before").get<std::string>(),
-                                     field(c, "after").get<std::string>()});
-        }
-        t.steps.push_back(std::move(s));
-      }
-      for (const auto& p : field(j, "final")) {
-        t.final.push_back(Position{field(p, "process").get<std::string>(), field(p, "at").get<std::string>(),
-                                   source_from(field(p, "source")), field(p, "blocked").get<bool>()});
-      }
-    }
-    const auto& st = field(j, "stats");
-    t.stats.states = field(st, "states").get<uint64_t>();
-    t.stats.transitions = field(st, "transitions").get<uint64_t>();
-    t.stats.depth = field(st, "depth").get<uint64_t>();
-    t.stats.seconds = field(st, "seconds").get<double>();
-    t.stats.state_bits = field(st, "state_bits").get<int>();
-    t.stats.store_bytes = field(st, "store_bytes").get<uint64_t>();
-    t.stats.peak_rss_bytes = field(st, "peak_rss_bytes").get<uint64_t>();
-  } catch (const nlohmann::json::exception& e) {
-    throw std::runtime_error(fmt::format("malformed report: {}", e.what()));
+  t.spec = doc.str("spec");
+  Fields params = doc.object("params");
+  for (const auto& [k, v] : params.json().items()) {
+    if (!v.is_string())
+      throw ReportError(fmt::format("field 'params.{}' must be a string, found {}", printable(k, 80), shown(v)));
+    t.params.emplace_back(k, v.get<std::string>());
   }
+  t.engine = doc.str("engine");
+  t.strategy = doc.str("strategy");
+  t.verdict = doc.one_of("verdict", {"holds", "violated", "inconclusive"});
+  t.limit = doc.str_or_empty("limit");
+  if (t.verdict == "violated") {
+    Fields v = doc.object("violation");
+    t.property = v.str("property");
+    t.kind = v.one_of("kind", {"invariant", "fail", "runtime_error", "deadlock"});
+    t.message = v.str("message");
+    t.property_source = source_from(v.object("source"));
+    t.shortest = v.boolean("shortest");
+  }
+  if (t.verdict == "violated" || doc.has("steps")) {
+    // the values the steps start from; each change must start where the previous steps left its unit
+    std::map<std::string, std::string> value;
+    const nlohmann::json& initial = doc.array("initial");
+    for (size_t i = 0; i < initial.size(); ++i) {
+      Fields c = doc.element("initial", i);
+      std::string val = c.str("value");
+      t.initial.push_back(Change{c.str("name"), val, val});
+      value[t.initial.back().name] = val;
+    }
+    const nlohmann::json& steps = doc.array("steps");
+    for (size_t i = 0; i < steps.size(); ++i) {
+      Fields js = doc.element("steps", i);
+      Step s;
+      int64_t index = js.integer("index", 1, std::numeric_limits<int>::max());
+      if (index != static_cast<int64_t>(i) + 1) {
+        throw ReportError(fmt::format("field '{}' is {}, expected {} (steps are numbered 1..n in order)",
+                                      js.name("index"), index, i + 1));
+      }
+      s.index = static_cast<int>(index);
+      s.actor = js.str("actor");
+      s.is_rule = js.one_of("kind", {"process", "rule"}) == "rule";
+      s.verbs = js.str_or_empty("verbs");
+      s.at = js.str_or_empty("at");
+      s.source = source_from(js.object("source"));
+      s.failed = js.boolean("failed");
+      if (s.failed && (t.verdict != "violated" || i + 1 != steps.size())) {
+        throw ReportError(fmt::format("field '{}' is true, but only the last step of a violated trace can fail",
+                                      js.name("failed")));
+      }
+      const nlohmann::json& calls = js.array("calls");
+      for (size_t k = 0; k < calls.size(); ++k) {
+        Fields c = js.element("calls", k);
+        Call call{c.str("proc"), c.strings("args"), c.str("verbs"), {}};
+        if (c.has("replay")) {
+          const nlohmann::json& replay = c.array("replay");
+          for (size_t r = 0; r < replay.size(); ++r) {
+            Fields op = c.element("replay", r);
+            call.replay.push_back(ReplayStep{op.str("op"), op.strings("args")});
+          }
+        }
+        s.calls.push_back(std::move(call));
+      }
+      const nlohmann::json& changes = js.array("changes");
+      for (size_t k = 0; k < changes.size(); ++k) {
+        Fields c = js.element("changes", k);
+        Change ch{c.str("name"), c.str("before"), c.str("after")};
+        auto it = value.find(ch.name);
+        if (it == value.end()) {
+          throw ReportError(fmt::format("field '{}' is {}, which is not in 'initial'", c.name("name"), trace::quote_value(ch.name)));
+        }
+        if (it->second != ch.before) {
+          throw ReportError(fmt::format("field '{}' is {}, but the steps before leave {} at {} (steps missing or out "
+                                        "of order?)", c.name("before"), trace::quote_value(ch.before), trace::quote_value(ch.name),
+                                        trace::quote_value(it->second)));
+        }
+        it->second = ch.after;
+        s.changes.push_back(std::move(ch));
+      }
+      t.steps.push_back(std::move(s));
+    }
+    // "length" (added in version 1; older reports lack it) says how many steps were written
+    if (doc.has("length")) {
+      int64_t length = doc.integer("length", 0, std::numeric_limits<int>::max());
+      if (length != static_cast<int64_t>(t.steps.size())) {
+        throw ReportError(fmt::format("field 'length' is {}, but 'steps' holds {} (a truncated trace?)", length,
+                                      t.steps.size()));
+      }
+    }
+    const nlohmann::json& fin = doc.array("final");
+    for (size_t i = 0; i < fin.size(); ++i) {
+      Fields p = doc.element("final", i);
+      Position pos{p.str("process"), p.str("at"), source_from(p.object("source")), p.boolean("blocked")};
+      // the last state's program counters, as the steps leave them
+      auto it = value.find(pos.process + "@");
+      if (it != value.end() && it->second != pos.at) {
+        throw ReportError(fmt::format("field '{}' is {}, but the steps leave {} at {} (a truncated trace?)",
+                                      p.name("at"), trace::quote_value(pos.at), trace::quote_value(pos.process), trace::quote_value(it->second)));
+      }
+      t.final.push_back(std::move(pos));
+    }
+    bool ends_failing = !t.steps.empty() && t.steps.back().failed;
+    if ((t.kind == "fail" || t.kind == "runtime_error") && !t.steps.empty() && !ends_failing) {
+      throw ReportError(fmt::format("the {} violation's last step ({}) does not fail: a truncated counterexample?",
+                                    t.kind, t.steps.size()));
+    }
+    if (t.kind == "deadlock" || (t.verdict == "holds" && !t.steps.empty())) {
+      for (size_t i = 0; i < t.final.size(); ++i) {
+        if (!t.final[i].blocked) {
+          throw ReportError(fmt::format("field 'final[{}].blocked' is false, but the trace ends in a {} (a truncated "
+                                        "trace?)", i, t.kind == "deadlock" ? "deadlock" : "terminal state"));
+        }
+      }
+    }
+  }
+  Fields st = doc.object("stats");
+  t.stats.states = st.count("states");
+  t.stats.transitions = st.count("transitions");
+  t.stats.depth = st.count("depth");
+  t.stats.seconds = st.seconds("seconds");
+  t.stats.state_bits = static_cast<int>(st.integer("state_bits", 0, std::numeric_limits<int>::max()));
+  t.stats.store_bytes = st.count("store_bytes");
+  t.stats.peak_rss_bytes = st.count("peak_rss_bytes");
   return t;
+}
+
+namespace {
+
+// Builds the document from nlohmann's SAX events, so that nesting is bounded (kMaxTraceDepth) before a deep value
+// exists, and a syntax error or an out-of-range number ("version": 1e400) names the field it is in.
+class BoundedBuilder : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  nlohmann::json root;
+
+  bool null() override { return put(nullptr); }
+  bool boolean(bool v) override { return put(v); }
+  bool number_integer(number_integer_t v) override { return put(v); }
+  bool number_unsigned(number_unsigned_t v) override { return put(v); }
+  bool number_float(number_float_t v, const string_t&) override { return put(v); }
+  bool string(string_t& v) override { return put(std::move(v)); }
+  bool binary(binary_t& v) override { return put(nlohmann::json::binary(std::move(v))); }
+  bool start_object(std::size_t) override { return open(nlohmann::json::object()); }
+  bool key(string_t& k) override {
+    open_.back().key = std::move(k);
+    return true;
+  }
+  bool end_object() override { return close(); }
+  bool start_array(std::size_t) override { return open(nlohmann::json::array()); }
+  bool end_array() override { return close(); }
+  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& ex) override {
+    std::string what = ex.what();
+    // nlohmann's message: "[json.exception.parse_error.101] parse error at line 1, column 5: ..."
+    if (size_t b = what.find("] "); b != std::string::npos) what = what.substr(b + 2);
+    std::string field = where();
+    throw ReportError(fmt::format("corrupt or truncated JSON at byte {}{}: {}", position,
+                                  field.empty() ? "" : fmt::format(" (in field '{}')", field), printable(what, 200)));
+  }
+
+ private:
+  struct Open {
+    nlohmann::json* value;
+    std::string key;  // objects: the key being read
+  };
+
+  nlohmann::json* slot() {
+    if (open_.empty()) return &root;
+    Open& o = open_.back();
+    if (o.value->is_array()) {
+      o.value->push_back(nullptr);
+      return &o.value->back();
+    }
+    return &(*o.value)[o.key];
+  }
+  bool put(nlohmann::json v) {
+    *slot() = std::move(v);
+    return true;
+  }
+  bool open(nlohmann::json v) {
+    if (static_cast<int>(open_.size()) >= kMaxTraceDepth) {
+      throw ReportError(fmt::format("arrays and objects nest deeper than {} levels (in field '{}'): not a qpcheck "
+                                    "report", kMaxTraceDepth, where()));
+    }
+    nlohmann::json* s = slot();
+    *s = std::move(v);
+    open_.push_back(Open{s, {}});
+    return true;
+  }
+  bool close() {
+    open_.pop_back();
+    return true;
+  }
+  // "steps[3].calls[0].args", the field being read
+  std::string where() const {
+    std::string out;
+    for (const Open& o : open_) {
+      // the innermost array's next element is being read; an outer one's last element is open
+      bool inner = &o == &open_.back();
+      if (o.value->is_array()) out += fmt::format("[{}]", o.value->size() - (inner || o.value->empty() ? 0 : 1));
+      else if (!o.key.empty()) out += (out.empty() ? "" : ".") + printable(o.key, 80);
+      if (out.size() > 120) return out.substr(0, 120) + "...";
+    }
+    return out;
+  }
+
+  std::vector<Open> open_;
+};
+
+}  // namespace
+
+Trace read_trace_file(const std::string& path) {
+  std::error_code ec;
+  // Only regular files: a FIFO would block forever, a device (/dev/zero) never ends, a directory reads as nothing.
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    throw TraceFileError(fmt::format("cannot read trace file '{}' (missing, unreadable or not a regular file)",
+                                     printable(path, 200)));
+  }
+  std::ifstream in(path, std::ios::binary);
+  // at most one byte past the limit (the file may grow while it is read)
+  uintmax_t size = std::filesystem::file_size(path, ec);
+  std::string text(std::min<uintmax_t>(ec ? kMaxTraceBytes : size, kMaxTraceBytes) + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (!in && !in.eof()) {
+    throw TraceFileError(fmt::format("cannot read trace file '{}' (missing, unreadable or not a regular file)",
+                                     printable(path, 200)));
+  }
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (text.size() > kMaxTraceBytes) {
+    throw TraceFileError(fmt::format("trace file '{}' is larger than {} MiB", printable(path, 200),
+                                     kMaxTraceBytes >> 20));
+  }
+  BoundedBuilder builder;
+  nlohmann::json::sax_parse(text, &builder);
+  text = std::string();
+  return from_json(builder.root);
 }
 
 }  // namespace qpcheck::trace

@@ -1,5 +1,8 @@
 #include "checker/trace/render.h"
 
+#include <cstdlib>
+#include <fstream>
+
 #include <doctest/doctest.h>
 
 #include "checker/trace/build.h"
@@ -86,8 +89,80 @@ TEST_CASE("JSON report: versioned schema round-trips; bad documents name the pro
   CHECK(error(other) == "field 'schema' is \"something.else\", expected \"qpcheck.report\"");
   nlohmann::json truncated = j;
   truncated["steps"][0].erase("changes");
-  CHECK(error(truncated) == "missing field 'changes'");
+  CHECK(error(truncated) == "missing field 'steps[0].changes'");
   CHECK(error(nlohmann::json::array()) == "not a JSON object");
+}
+
+TEST_CASE("printable and quoted: control characters escaped, long values cut at a character boundary") {
+  CHECK(printable("a\x1b[31mb\nc\x7f") == "a\\u001b[31mb\\nc\\u007f");
+  CHECK(printable(std::string("x\0y", 3)) == "x\\u0000y");
+  CHECK(printable("abcdef", 3) == "abc... (6 bytes)");
+  CHECK(printable("ab\u00e9", 3) == "ab... (4 bytes)");  // not half of the two-byte e-acute
+  CHECK(quote_value("say \"hi\"\\") == "\"say \\\"hi\\\"\\\\\"");
+  CHECK(quote_value(std::string(100, 'x')) == "\"" + std::string(80, 'x') + "\"... (100 bytes)");
+}
+
+TEST_CASE("from_json names the field and checks ranges and the chain of changes") {
+  nlohmann::json j = to_json(make_trace());
+  auto error = [](nlohmann::json doc) {
+    try {
+      from_json(doc);
+    } catch (const ReportError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  nlohmann::json d = j;
+  d["steps"][1]["source"]["col"] = -1;
+  CHECK(error(d) == "field 'steps[1].source.col' must be an integer in 0..2147483647, found -1");
+  d = j;
+  d["stats"]["seconds"] = "fast";
+  CHECK(error(d) == "field 'stats.seconds' must be a non-negative number, found \"fast\"");
+  d = j;
+  d["steps"][1]["changes"][0]["before"] = "[C]";
+  CHECK(error(d) == "field 'steps[1].changes[0].before' is \"[C]\", but the steps before leave \"wire\" at \"[S]\" "
+                    "(steps missing or out of order?)");
+  d = j;
+  d["steps"][0]["changes"][0]["name"] = "nowhere";
+  CHECK(error(d) == "field 'steps[0].changes[0].name' is \"nowhere\", which is not in 'initial'");
+  d = j;
+  d["params"] = {{"n", 3}};
+  CHECK(error(d) == "field 'params.n' must be a string, found 3");
+  d = j;
+  CHECK(j["length"] == 2);
+  d["steps"].erase(1);  // a cut counterexample whose last step changes no program counter
+  CHECK(error(d) == "field 'length' is 2, but 'steps' holds 1 (a truncated trace?)");
+  d.erase("length");  // a report written before "length" existed
+  CHECK(error(d) == "no error");
+}
+
+TEST_CASE("read_trace_file: the one reader of trace files") {
+  std::string dir = std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp";
+  std::string path = dir + "/toy.json";
+  nlohmann::json written = to_json(make_trace());
+  std::ofstream(path) << dump_json(written);
+  CHECK(to_json(read_trace_file(path)) == written);
+  auto error = [](const std::string& p) {
+    try {
+      read_trace_file(p);
+    } catch (const TraceFileError& e) {
+      return "file: " + std::string(e.what());
+    } catch (const ReportError& e) {
+      return "report: " + std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(error(dir) == "file: cannot read trace file '" + dir + "' (missing, unreadable or not a regular file)");
+  CHECK(error("/dev/null") == "file: cannot read trace file '/dev/null' (missing, unreadable or not a regular file)");
+  std::ofstream(dir + "/deep.json") << std::string(33, '[') << std::string(33, ']');
+  CHECK(error(dir + "/deep.json") == "report: arrays and objects nest deeper than 32 levels (in field '[0][0][0][0][0]"
+                                     "[0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0]"
+                                     "[0]'): not a qpcheck report");
+  std::ofstream(dir + "/ok32.json") << std::string(32, '[') << std::string(32, ']');
+  CHECK(error(dir + "/ok32.json") == "report: not a JSON object");  // 32 levels parse
+  std::ofstream(dir + "/float.json") << R"({"schema": "qpcheck.report", "version": 1, "x": [1, 2, -1e999]})";
+  CHECK(error(dir + "/float.json") ==
+        "report: corrupt or truncated JSON at byte 61 (in field 'x[2]'): number overflow parsing '-1e999'");
 }
 
 }  // namespace
