@@ -173,6 +173,22 @@ TEST_CASE("show: two outputs on one file, both on stdout, or one on the report i
 namespace qpcheck {
 namespace {
 
+TEST_CASE("verify: --trace-out naming the spec is refused (it would replace the spec by the report)") {
+  fs::path d = tmp_dir("verify");
+  fs::copy_file(kSpec, d / "v.qpspec");
+  const std::string before = slurp(d / "v.qpspec");
+  for (cli::Engine engine : {cli::Engine::kExplicit, cli::Engine::kBmc}) {
+    cli::VerifyOptions v;
+    v.file = (d / "v.qpspec").string();
+    v.trace_out = (d / "." / "v.qpspec").string();
+    v.engine = engine;
+    std::ostringstream out, err;
+    CHECK(cli::run_verify(v, out, err) == cli::code(cli::ExitCode::kUsage));
+    CHECK(err.str() == "qpcheck: error: --trace-out '" + v.trace_out + "' would overwrite the spec it reads\n");
+    CHECK(slurp(d / "v.qpspec") == before);
+  }
+}
+
 TEST_CASE("diff: specs with no configuration in common compare nothing: exit 2, never 'no verdict changes'") {
   cli::DiffOptions o;
   o.old_spec = kSpec;                               // configurations n=1, n=2

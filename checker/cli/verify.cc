@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "checker/cli/exit_codes.h"
+#include "checker/cli/output_paths.h"
 #include "checker/cli/verify_symbolic.h"
 #include "checker/cli/progress.h"
 #include "checker/lang/matrix.h"
@@ -180,6 +181,12 @@ uint64_t parse_bytes(const std::string& text) {
 
 int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
   if (std::string conflict = option_conflict(opt); !conflict.empty()) {
+    err << "qpcheck: error: " << conflict << "\n";
+    return code(ExitCode::kUsage);
+  }
+  // --trace-out on the spec itself would replace the spec by the report.
+  if (std::string conflict = output_path_conflict({{"--trace-out", opt.trace_out}}, {{"spec", opt.file}}, false);
+      !conflict.empty()) {
     err << "qpcheck: error: " << conflict << "\n";
     return code(ExitCode::kUsage);
   }
