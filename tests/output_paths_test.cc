@@ -1,4 +1,4 @@
-// Outputs of gate and show never overwrite each other or their input: two reports on one path, an output on the
+// Outputs of gate, show and verify --trace-out never overwrite each other or their input: two reports on one path, an output on the
 // spec or trace it reads, two outputs on stdout are usage errors (exit 4) before anything is written; two specs with
 // one file stem get distinct counterexample files; a spec named twice is checked once. diff of two specs with no
 // configuration in common does not claim "no verdict changes".
