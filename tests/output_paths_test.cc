@@ -1,7 +1,7 @@
-// Outputs of gate, show and verify --trace-out never overwrite each other or their input: two reports on one path, an output on the
-// spec or trace it reads, two outputs on stdout are usage errors (exit 4) before anything is written; two specs with
-// one file stem get distinct counterexample files; a spec named twice is checked once. diff of two specs with no
-// configuration in common does not claim "no verdict changes".
+// Outputs of gate, show and verify --trace-out never overwrite each other or their input: two reports on one path, an
+// output on the spec or trace it reads, two outputs on stdout are usage errors (exit 4) before anything is written; two
+// specs with one file stem get distinct counterexample files; a spec named twice is checked once. diff of two specs
+// with no configuration in common does not claim "no verdict changes".
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
