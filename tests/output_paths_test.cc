@@ -4,6 +4,7 @@
 // with no configuration in common does not claim "no verdict changes".
 #include <cstdlib>
 #include <filesystem>
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -186,6 +187,44 @@ TEST_CASE("verify: --trace-out naming the spec is refused (it would replace the 
     CHECK(cli::run_verify(v, out, err) == cli::code(cli::ExitCode::kUsage));
     CHECK(err.str() == "qpcheck: error: --trace-out '" + v.trace_out + "' would overwrite the spec it reads\n");
     CHECK(slurp(d / "v.qpspec") == before);
+  }
+}
+
+TEST_CASE("gate and diff: --time-limit nan/inf/-1 and --max-states 1e3/-1 are refused, not taken as no limit") {
+  auto parse = [](const std::string& sub, std::vector<std::string> args) {
+    CLI::App app;
+    cli::GateOptions g;
+    cli::DiffOptions d;
+    CLI::App* s = app.add_subcommand(sub);
+    if (sub == "gate") cli::setup_gate(*s, g);
+    else cli::setup_diff(*s, d);
+    args.insert(args.begin(), sub);
+    std::reverse(args.begin(), args.end());
+    try {
+      app.parse(args);
+    } catch (const CLI::ParseError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  for (const std::string sub : {"gate", "diff"}) {
+    std::vector<std::string> files = sub == "gate" ? std::vector<std::string>{"x.qpspec"}
+                                                   : std::vector<std::string>{"a.qpspec", "b.qpspec"};
+    for (const auto& bad : std::vector<std::vector<std::string>>{{"--time-limit", "nan"},
+                                                                 {"--time-limit", "inf"},
+                                                                 {"--time-limit", "-1"},
+                                                                 {"--max-states", "1e3"},
+                                                                 {"--max-states", "-1"}}) {
+      std::vector<std::string> args = files;
+      args.insert(args.end(), bad.begin(), bad.end());
+      INFO(sub, " ", bad[0], " ", bad[1]);
+      std::string e = parse(sub, args);
+      CHECK(e.find(bad[0] + ": expected ") == 0);
+      CHECK(e.find("'" + bad[1] + "'") != std::string::npos);
+    }
+    std::vector<std::string> good = files;
+    good.insert(good.end(), {"--time-limit", "1.5", "--max-states", "100"});
+    CHECK(parse(sub, good) == "");
   }
 }
 

@@ -21,8 +21,8 @@ void setup_diff(CLI::App& app, DiffOptions& opt) {
       ->transform(format_names());
   app.add_flag("--no-deadlock", opt.no_deadlock, "do not check deadlocks");
   app.add_option("--max-states", opt.max_states, "per search: stop (inconclusive) after this many states")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--time-limit", opt.time_limit, "per search: seconds")->check(CLI::NonNegativeNumber);
+      ->check(count_validator());
+  app.add_option("--time-limit", opt.time_limit, "per search: seconds")->check(seconds_validator());
   app.add_option("--lib-dir", opt.lib_dirs, "extra folder searched by import (repeatable)");
 }
 

@@ -33,11 +33,11 @@ void setup_gate(CLI::App& app, GateOptions& opt) {
   app.add_flag("--no-coverage", opt.no_coverage, "skip coverage and vacuity");
   app.add_flag("--no-deadlock", opt.no_deadlock, "do not check deadlocks");
   app.add_option("--max-states", opt.max_states, "per search: stop (inconclusive) after this many states")
-      ->check(CLI::NonNegativeNumber);
+      ->check(count_validator());
   app.add_option("--max-depth", opt.max_depth, "per search: do not explore beyond this many steps")
-      ->check(CLI::NonNegativeNumber);
+      ->check(count_validator());
   app.add_option("--max-memory", opt.max_memory, "per search: visited-set size limit, e.g. 4G");
-  app.add_option("--time-limit", opt.time_limit, "per search: seconds")->check(CLI::NonNegativeNumber);
+  app.add_option("--time-limit", opt.time_limit, "per search: seconds")->check(seconds_validator());
   app.add_option("--lib-dir", opt.lib_dirs, "extra folder searched by import (repeatable)");
 }
 

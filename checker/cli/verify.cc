@@ -24,8 +24,6 @@
 
 namespace qpcheck::cli {
 
-namespace {
-
 // CLI11's numeric checks let "nan", "-1" (wrapped into an unsigned) and 300-digit ranges through; these do not.
 CLI::Validator count_validator() {
   return CLI::Validator(
@@ -55,8 +53,6 @@ CLI::Validator seconds_validator() {
       },
       "SECONDS>=0");
 }
-
-}  // namespace
 
 void setup_verify(CLI::App& app, VerifyOptions& opt) {
   app.add_option("file", opt.file, "the .qpspec file to verify")->required();

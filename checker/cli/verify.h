@@ -45,6 +45,11 @@ struct VerifyOptions {
 // (explicit vs bmc/kind) or storage would ignore, or --threads with --strategy dfs.
 std::string option_conflict(const VerifyOptions& opt);
 
+// Option checks shared by the subcommands: a whole number >= 0 (no sign, no exponent, at most 19 digits), and a
+// finite number of seconds >= 0 ("nan", "inf" and negative values are refused with the value named).
+CLI::Validator count_validator();
+CLI::Validator seconds_validator();
+
 // Registers the subcommand's options on `app` (a CLI11 subcommand) bound to `opt`.
 void setup_verify(CLI::App& app, VerifyOptions& opt);
 
