@@ -3,6 +3,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -20,6 +22,30 @@ inline CLI::Validator format_names() {
         return std::string();
       },
       "text|json", "FORMAT");
+}
+
+// A transform for an option bound to an enum, accepting only the given names (any case): the name becomes the enum's
+// value; anything else, the enum's number included, is a ValidationError "expected bfs or dfs, found 'x'" (exit 4).
+template <typename E>
+CLI::Validator enum_names(std::vector<std::pair<std::string, E>> names) {
+  std::string listed;
+  for (size_t i = 0; i < names.size(); ++i) {
+    listed += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i].first;
+  }
+  std::string shown;
+  for (const auto& n : names) shown += (shown.empty() ? "" : "|") + n.first;
+  return CLI::Validator(
+      [names, listed](std::string& value) -> std::string {
+        std::string lower = CLI::detail::to_lower(value);
+        for (const auto& [name, e] : names) {
+          if (lower == name) {
+            value = std::to_string(static_cast<int>(e));
+            return std::string();
+          }
+        }
+        return "expected " + listed + ", found '" + value + "'";
+      },
+      shown, "NAME");
 }
 
 }  // namespace qpcheck::cli

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "checker/cli/exit_codes.h"
+#include "checker/cli/format_option.h"
 #include "checker/cli/output_paths.h"
 #include "checker/cli/verify_symbolic.h"
 #include "checker/cli/progress.h"
@@ -58,12 +59,9 @@ void setup_verify(CLI::App& app, VerifyOptions& opt) {
   app.add_option("file", opt.file, "the .qpspec file to verify")->required();
   app.add_option("-p,--param", opt.params, "override a spec parameter: NAME=VALUE (repeatable)");
   app.add_option("--strategy", opt.strategy, "search order: bfs (shortest counterexample) or dfs")
-      ->transform(CLI::CheckedTransformer(
-          std::map<std::string, explore::Strategy>{{"bfs", explore::Strategy::kBfs}, {"dfs", explore::Strategy::kDfs}},
-          CLI::ignore_case));
+      ->transform(enum_names<explore::Strategy>({{"bfs", explore::Strategy::kBfs}, {"dfs", explore::Strategy::kDfs}}));
   app.add_option("--format", opt.format, "report format on stdout: text or json")
-      ->transform(CLI::CheckedTransformer(std::map<std::string, Format>{{"text", Format::kText}, {"json", Format::kJson}},
-                                          CLI::ignore_case));
+      ->transform(format_names());
   app.add_option("--trace-out", opt.trace_out, "also write the JSON report (with the counterexample) to this file");
   app.add_option("--max-states", opt.max_states, "stop (inconclusive) after this many distinct states; 0 = no limit")
       ->check(count_validator());
@@ -81,11 +79,9 @@ void setup_verify(CLI::App& app, VerifyOptions& opt) {
   app.add_option("--storage", opt.storage,
                  "visited set: exact (default; proves properties), hash-compaction (64-bit fingerprints) or bitstate; "
                  "the last two can miss states: without a violation their verdict is inconclusive")
-      ->transform(CLI::CheckedTransformer(
-          std::map<std::string, explore::Storage>{{"exact", explore::Storage::kExact},
-                                                  {"hash-compaction", explore::Storage::kHashCompaction},
-                                                  {"bitstate", explore::Storage::kBitstate}},
-          CLI::ignore_case));
+      ->transform(enum_names<explore::Storage>({{"exact", explore::Storage::kExact},
+                                                {"hash-compaction", explore::Storage::kHashCompaction},
+                                                {"bitstate", explore::Storage::kBitstate}}));
   app.add_option("--bitstate-bits", opt.bitstate_bits, "bitstate: the bit array has 2^N bits (10-36; 30 = 128 MiB)")
       ->check(CLI::Range(10, 36));
   app.add_flag("--por", opt.por,

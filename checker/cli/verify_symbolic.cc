@@ -9,6 +9,7 @@
 #include <z3++.h>
 
 #include "checker/cli/exit_codes.h"
+#include "checker/cli/format_option.h"
 #include "checker/symbolic/family.h"
 #include "checker/trace/build.h"
 #include "checker/trace/render.h"
@@ -49,9 +50,7 @@ void setup_verify_symbolic(CLI::App& app, VerifyOptions& opt) {
   app.add_option("--engine", opt.engine,
                  "explicit (default: every reachable state), bmc (Z3 bounded model checking up to --depth) or kind "
                  "(Z3 k-induction: can prove properties)")
-      ->transform(CLI::CheckedTransformer(
-          std::map<std::string, Engine>{{"explicit", Engine::kExplicit}, {"bmc", Engine::kBmc}, {"kind", Engine::kKind}},
-          CLI::ignore_case));
+      ->transform(enum_names<Engine>({{"explicit", Engine::kExplicit}, {"bmc", Engine::kBmc}, {"kind", Engine::kKind}}));
   app.add_option("--depth", opt.depth, "bmc/kind: longest counterexample searched, in steps (default 20)")
       ->check(depth_validator());
   app.add_option("--smt-timeout", opt.smt_timeout, "bmc/kind: seconds per Z3 call; running out is inconclusive")

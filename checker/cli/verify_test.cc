@@ -81,6 +81,26 @@ TEST_CASE("options: numbers are checked, not wrapped or silently dropped") {
   CHECK_THROWS_AS(parse_bytes(""), std::invalid_argument);
 }
 
+TEST_CASE("enum options take their names only (any case), not the enum's number, and say what they expect") {
+  VerifyOptions o;
+  CHECK(parse({"f.qpspec", "--strategy", "DFS", "--format", "Json", "--storage", "bitstate", "--engine", "bmc"}, o) ==
+        "");
+  CHECK(o.strategy == explore::Strategy::kDfs);
+  CHECK(o.format == Format::kJson);
+  CHECK(o.storage == explore::Storage::kBitstate);
+  CHECK(o.engine == Engine::kBmc);
+  for (auto bad : std::vector<std::vector<std::string>>{
+           {"--strategy", "1"}, {"--format", "1"}, {"--storage", "2"}, {"--engine", "2"}, {"--format", "xml"}}) {
+    VerifyOptions v;
+    INFO(bad[0], " ", bad[1]);
+    std::string msg = parse({"f.qpspec", bad[0], bad[1]}, v);
+    CHECK(msg.find("found '" + bad[1] + "'") != std::string::npos);
+  }
+  VerifyOptions v;
+  CHECK(parse({"f.qpspec", "--storage", "exactly"}, v).find("expected exact, hash-compaction or bitstate") !=
+        std::string::npos);
+}
+
 TEST_CASE("options the chosen engine or storage would ignore are refused (exit 4), not silently dropped") {
   const std::vector<std::vector<std::string>> refused = {
       {"--engine", "bmc", "--witness"},          {"--engine", "bmc", "--time-limit", "5"},
