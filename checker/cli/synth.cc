@@ -85,15 +85,8 @@ int run_synth(const SynthOptions& opt, std::ostream& out, std::ostream& err) {
   std::vector<symbolic::PropertyResult> results;
   try {
     results = symbolic::synthesize(spec->family, so);
-  } catch (const symbolic::NotSymbolic& e) {
-    err << "qpcheck: error: " << e.what() << "\n";
-    return code(ExitCode::kUsage);
-  } catch (const symbolic::EncodingMismatch& e) {
-    err << "qpcheck: internal error: " << e.what() << "\n";
-    return code(ExitCode::kInternal);
-  } catch (const z3::exception& e) {
-    err << "qpcheck: internal error: Z3: " << e.msg() << "\n";
-    return code(ExitCode::kInternal);
+  } catch (...) {
+    return symbolic_failure(err);
   }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 

@@ -37,9 +37,9 @@ CLI::Validator count_validator() {
       "N>=0");
 }
 
-CLI::Validator seconds_validator() {
+CLI::Validator seconds_validator(double max_seconds) {
   return CLI::Validator(
-      [](std::string& s) -> std::string {
+      [max_seconds](std::string& s) -> std::string {
         size_t pos = 0;
         double v = 0;
         try {
@@ -47,7 +47,7 @@ CLI::Validator seconds_validator() {
         } catch (...) {
           pos = 0;
         }
-        if (pos == 0 || pos != s.size() || !std::isfinite(v) || v < 0) {
+        if (pos == 0 || pos != s.size() || !std::isfinite(v) || v < 0 || v > max_seconds) {
           return "expected a number of seconds >= 0, got '" + s + "'";
         }
         return "";

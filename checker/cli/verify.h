@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -48,7 +49,8 @@ std::string option_conflict(const VerifyOptions& opt);
 // Option checks shared by the subcommands: a whole number >= 0 (no sign, no exponent, at most 19 digits), and a
 // finite number of seconds >= 0 ("nan", "inf" and negative values are refused with the value named).
 CLI::Validator count_validator();
-CLI::Validator seconds_validator();
+// Seconds: a finite decimal number in [0, max_seconds]; "nan", "inf", "-1" and trailing text are refused.
+CLI::Validator seconds_validator(double max_seconds = std::numeric_limits<double>::max());
 
 // Registers the subcommand's options on `app` (a CLI11 subcommand) bound to `opt`.
 void setup_verify(CLI::App& app, VerifyOptions& opt);

@@ -28,23 +28,22 @@ CLI::Validator depth_validator() {
       "K");
 }
 
-CLI::Validator nonnegative_seconds() {
-  return CLI::Validator(
-      [](std::string& s) -> std::string {
-        size_t pos = 0;
-        double v = 0;
-        try {
-          v = std::stod(s, &pos);
-        } catch (...) {
-          pos = 0;
-        }
-        if (pos == 0 || pos != s.size() || !std::isfinite(v) || v < 0 || v > 4e6) {
-          return "expected a number of seconds >= 0, got '" + s + "'";
-        }
-        return "";
-      },
-      "SECONDS>=0");
+int symbolic_failure(std::ostream& err) {
+  try {
+    throw;
+  } catch (const symbolic::NotSymbolic& e) {
+    err << "qpcheck: error: " << e.what() << "\n";
+    return code(ExitCode::kUsage);
+  } catch (const symbolic::EncodingMismatch& e) {
+    err << "qpcheck: internal error: " << e.what() << "\n";
+    return code(ExitCode::kInternal);
+  } catch (const z3::exception& e) {
+    err << "qpcheck: internal error: Z3: " << e.msg() << "\n";
+    return code(ExitCode::kInternal);
+  }
 }
+
+CLI::Validator nonnegative_seconds() { return seconds_validator(4e6); }
 
 void setup_verify_symbolic(CLI::App& app, VerifyOptions& opt) {
   app.add_option("--engine", opt.engine,
@@ -178,15 +177,8 @@ int run_verify_symbolic(const VerifyOptions& opt, std::ostream& out, std::ostrea
   symbolic::Result r;
   try {
     r = symbolic::check(spec->family, so);
-  } catch (const symbolic::NotSymbolic& e) {
-    err << "qpcheck: error: " << e.what() << "\n";
-    return code(ExitCode::kUsage);
-  } catch (const symbolic::EncodingMismatch& e) {
-    err << "qpcheck: internal error: " << e.what() << "\n";
-    return code(ExitCode::kInternal);
-  } catch (const z3::exception& e) {
-    err << "qpcheck: internal error: Z3: " << e.msg() << "\n";
-    return code(ExitCode::kInternal);
+  } catch (...) {
+    return symbolic_failure(err);
   }
   trace::Trace t = symbolic_trace(*spec, r, opt.file, engine, sets);
   nlohmann::json j = trace::to_json(t);

@@ -46,6 +46,10 @@ trace::Trace symbolic_trace(const symbolic::LoadedSpec& spec, const symbolic::Re
 // A counterexample to induction as text: the path's first state, its steps and the violation at its end.
 std::string cti_text(const trace::Trace& cti, int k);
 
+// Called from a catch block around a symbolic engine call: reports NotSymbolic (exit 4), EncodingMismatch and Z3
+// exceptions (exit 5) on `err` and returns the exit code; rethrows anything else.
+int symbolic_failure(std::ostream& err);
+
 // CLI validators shared by the symbolic subcommands: --depth (0..100000), seconds >= 0.
 CLI::Validator depth_validator();
 CLI::Validator nonnegative_seconds();
