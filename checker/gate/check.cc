@@ -204,13 +204,7 @@ void check_config(const std::string& path, lang::Compiled& compiled, const lang:
   Observer observer(reach_sys, m, opt.check_deadlock);
   explore::Result reach = explore::explore(observer, eo);
   out.limit = reach.limit;
-  out.stats.states = reach.stats.states;
-  out.stats.transitions = reach.stats.transitions;
-  out.stats.depth = reach.stats.depth;
-  out.stats.seconds = reach.stats.seconds;
-  out.stats.store_bytes = reach.stats.store_bytes;
-  out.stats.peak_rss_bytes = reach.stats.peak_rss_bytes;
-  out.stats.state_bits = reach_sys.layout().bits();
+  out.stats = trace::trace_stats(reach.stats, reach_sys.layout().bits());
   bool exhaustive = reach.limit.empty();
 
   // Coverage: which actions fired, grouped into statements (process steps) and rule instances.

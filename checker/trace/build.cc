@@ -68,6 +68,18 @@ ReplayStep bind_replay(const model::Proc& proc, const model::ReplayOp& op, const
 
 }  // namespace
 
+Stats trace_stats(const explore::Stats& stats, int state_bits) {
+  Stats out;
+  out.states = stats.states;
+  out.transitions = stats.transitions;
+  out.depth = stats.depth;
+  out.seconds = stats.seconds;
+  out.store_bytes = stats.store_bytes;
+  out.peak_rss_bytes = stats.peak_rss_bytes;
+  out.state_bits = state_bits;
+  return out;
+}
+
 Trace build_trace(model::ModelSystem& system, const explore::Result& result, const std::string& spec,
                   const std::string& strategy) {
   const model::Model& m = system.model();
@@ -77,13 +89,7 @@ Trace build_trace(model::ModelSystem& system, const explore::Result& result, con
   t.params = m.params;
   t.strategy = strategy;
   t.limit = result.limit;
-  t.stats.states = result.stats.states;
-  t.stats.transitions = result.stats.transitions;
-  t.stats.depth = result.stats.depth;
-  t.stats.seconds = result.stats.seconds;
-  t.stats.store_bytes = result.stats.store_bytes;
-  t.stats.peak_rss_bytes = result.stats.peak_rss_bytes;
-  t.stats.state_bits = system.layout().bits();
+  t.stats = trace_stats(result.stats, system.layout().bits());
   switch (result.outcome) {
     case explore::Outcome::kHolds:
       t.verdict = "holds";
