@@ -100,7 +100,11 @@ class Search : public model::SuccessorSink {
       stack_.push_back(id);
       if (d > stats_.depth) stats_.depth = d;
     }
-    check_new(id);
+    if (!found_) {
+      // current_ passed its own check (the search stops at the first violation), so only what `action` changed
+      // needs checking.
+      if (auto v = sys_.check_invariants_after(action, state)) found_ = Found{*v, id, kNoState};
+    }
   }
   void failure(uint32_t action, const Violation& v) override {
     ++stats_.transitions;
@@ -327,7 +331,7 @@ class Search : public model::SuccessorSink {
         out->hashes.push_back(h);
         out->actions.push_back(action);
         if (out->hashes.size() * 2 > out->seen.size()) grow_seen();
-        if (auto v = sys->check_invariants(state)) out->violations.emplace_back(index, *v);
+        if (auto v = sys->check_invariants_after(action, state)) out->violations.emplace_back(index, *v);
       }
       void failure(uint32_t action, const Violation& v) override {
         ++x->transitions;

@@ -45,6 +45,13 @@ class TransitionSystem {
   virtual int successors(const uint64_t* state, SuccessorSink& sink) = 0;
   // The first invariant (declaration order) that `state` violates, if any.
   virtual std::optional<Violation> check_invariants(const uint64_t* state) = 0;
+  // check_invariants for `state`, a successor reached by `action` from a state in which every invariant held: a
+  // model may evaluate only what `action` can change (the invariants, or their conjuncts, that read a slot it writes).
+  // Same result as check_invariants(state). Default: check_invariants(state).
+  virtual std::optional<Violation> check_invariants_after(uint32_t action, const uint64_t* state) {
+    (void)action;
+    return check_invariants(state);
+  }
   // True when every process is terminated or at an `end` label (a state without successors is then not a deadlock).
   virtual bool valid_end(const uint64_t* state) = 0;
   // After `deadline`, calls may throw DeadlineExceeded instead of finishing a long evaluation.
