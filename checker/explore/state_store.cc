@@ -28,21 +28,29 @@ uint64_t mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-// A leaf's hash: one multiply per extra word, then splitmix's finaliser (a bijection for one word).
-uint64_t hash_words(const uint64_t* r, int n) {
+// A leaf's hash (leaves are one or two words): splitmix's finaliser, a bijection for one word; one multiply more for
+// the second.
+inline uint64_t hash_words(const uint64_t* r, int n) {
   uint64_t h = r[0];
-  for (int i = 1; i < n; ++i) h = std::rotl(h * 0xC2B2AE3D27D4EB4FULL, 31) ^ r[i];
+  if (n == 2) h = std::rotl(h * 0xC2B2AE3D27D4EB4FULL, 31) ^ r[1];
   return mix(h + kGolden);
 }
 
-// The hash of an inner node's content from its children's hashes. It depends on the state only, not on the child ids
-// or on how a row encodes them, so an index survives re-encoding and the root's hash is known before any lookup.
-uint64_t combine(uint64_t l, uint64_t r) { return mix(l * 0xD6E8FEB86659FD93ULL + r); }
+// The hash of an inner node's content from the high halves of its children's hashes. It depends on the state only,
+// not on the child ids or on how a row encodes them, so an index survives re-encoding and the root's hash is known
+// before any lookup; each child keeps the high half of every entry's hash, so a parent grows without re-reading rows.
+uint64_t combine(uint64_t l, uint64_t r) { return mix(((l >> 32) << 32 | (r >> 32)) + kGolden); }
 
 uint64_t load8(const uint8_t* p) {
   uint64_t x;
   std::memcpy(&x, p, 8);
   return x;
+}
+
+// Writes a row of `width` bytes as whole 8-byte words: the bytes beyond it land on the next row (not written yet,
+// rows are appended in id order) or on the chunk's 8 bytes of padding, and every read masks them off.
+void store_row(uint8_t* p, const uint64_t* r, int width) {
+  for (int k = 0; 8 * k < width; ++k) std::memcpy(p + 8 * k, r + k, 8);
 }
 
 uint64_t low_mask(int bits) { return bits >= 64 ? ~0ULL : (1ULL << bits) - 1; }
@@ -140,7 +148,7 @@ class Index {
 };
 
 // Fixed-width byte rows in chunks of 2^16; the first chunk starts small and doubles (a child set may hold only a few
-// hundred rows). Each chunk has 8 bytes of zero padding after its last row, so an 8-byte load at any row is safe.
+// hundred rows). Each chunk has 8 bytes of padding after its last row, so an 8-byte load at any row is safe.
 class Rows {
  public:
   explicit Rows(int width = 1) : width_(width) {}
@@ -186,6 +194,7 @@ struct StateStore::Node {
   int prep_offset = 0;            // uint64 index into the prepared row
   int prep_words = 0;             // uint64 words of its prepared row (1 or 2)
   uint64_t last_mask = 0;         // mask of the last 8-byte load of a stored row
+  int hid = 0;                    // pre-order number: this node's hash in a hashes array
   // Inner: children and the current id widths (bits) in this node's rows.
   std::unique_ptr<Node> left, right;
   int lbits = 0, rbits = 0;
@@ -193,25 +202,22 @@ struct StateStore::Node {
   Rows rows;
   Index index;
   uint64_t count = 0;
+  // Children: the high 32 bits of each entry's content hash, for the parent's grow.
+  bool keep_up = false;
+  Rows ups{4};
+
+  void note_hash(uint32_t id, uint64_t h) {
+    if (!keep_up) return;
+    uint32_t u = static_cast<uint32_t>(h >> 32);
+    std::memcpy(ups.append(id), &u, 4);
+  }
+  uint64_t up(uint32_t id) const {
+    uint32_t u;
+    std::memcpy(&u, ups.at(id), 4);
+    return static_cast<uint64_t>(u) << 32;
+  }
 
   // ---- leaves
-  void pack(const uint64_t* state, uint64_t* prep) const {
-    uint64_t* r = prep + prep_offset;
-    if (word_bits.size() == 1) {
-      r[0] = state[first_word] & low_mask(word_bits[0]);
-      return;
-    }
-    for (int i = 0; i < prep_words; ++i) r[i] = 0;
-    int pos = 0;
-    for (size_t w = 0; w < word_bits.size(); ++w) {
-      int b = word_bits[w];
-      uint64_t x = state[first_word + w] & low_mask(b);
-      int i = pos >> 6, off = pos & 63;
-      r[i] |= x << off;
-      if (off + b > 64) r[i + 1] |= x >> (64 - off);
-      pos += b;
-    }
-  }
   // Reads stored row `id` into prep_words uint64.
   void read(uint32_t id, uint64_t* out) const {
     const uint8_t* p = rows.at(id);
@@ -250,7 +256,8 @@ struct StateStore::Node {
     }
     if (count >= max) throw std::length_error("state store full (2^32 states)");
     id = static_cast<uint32_t>(count);
-    std::memcpy(rows.append(id), r, rows.width());
+    store_row(rows.append(id), r, rows.width());
+    note_hash(id, h);
     index.put(pos, h, id);
     *fresh = true;
     if (index.needs_grow(++count)) index.grow(count, [this](uint32_t i) { return stored_hash(i); });
@@ -275,18 +282,19 @@ struct StateStore::Node {
       uint32_t l, r;
       decode(static_cast<uint32_t>(id), &l, &r);
       uint64_t v = l | (static_cast<uint64_t>(r) << nl);
-      std::memcpy(wider.append(static_cast<uint32_t>(id)), &v, wider.width());
+      store_row(wider.append(static_cast<uint32_t>(id)), &v, wider.width());
     }
     rows = std::move(wider);
     lbits = nl;
     rbits = nr;
   }
-  // Inner insertion with the content hash `h` of this node (combine of the children's).
-  uint32_t inner_insert(const uint64_t* prep, uint64_t h, bool* fresh, uint64_t max) {
+  // Inner insertion; `hs` holds the content hash of every node of the tree (hashes()).
+  uint32_t inner_insert(const uint64_t* prep, const uint64_t* hs, bool* fresh, uint64_t max) {
+    const uint64_t h = hs[hid];
     index.prefetch(h);  // the children's lookups (small, cached tables) overlap this likely cache miss
     bool fl, fr;
-    uint32_t l = left->insert(prep, left->hash(prep), &fl);
-    uint32_t r = right->insert(prep, right->hash(prep), &fr);
+    uint32_t l = left->insert(prep, hs, &fl);
+    uint32_t r = right->insert(prep, hs, &fr);
     int nl = std::bit_width(l), nr = std::bit_width(r);
     if (nl > lbits || nr > rbits) reencode(std::max(nl, lbits), std::max(nr, rbits));
     const uint64_t key = l | (static_cast<uint64_t>(r) << lbits);
@@ -301,16 +309,18 @@ struct StateStore::Node {
     }
     if (count >= max) throw std::length_error("state store full (2^32 states)");
     id = static_cast<uint32_t>(count);
-    std::memcpy(rows.append(id), &key, rows.width());
+    store_row(rows.append(id), &key, rows.width());
+    note_hash(id, h);
     index.put(pos, h, id);
     *fresh = true;
     if (index.needs_grow(++count)) index.grow(count, [this](uint32_t i) { return stored_hash(i); });
     return id;
   }
-  bool inner_find(const uint64_t* prep, uint64_t h, uint32_t* id) const {
+  bool inner_find(const uint64_t* prep, const uint64_t* hs, uint32_t* id) const {
+    const uint64_t h = hs[hid];
     index.prefetch(h);
     uint32_t l, r;
-    if (!left->find(prep, left->hash(prep), &l) || !right->find(prep, right->hash(prep), &r)) return false;
+    if (!left->find(prep, hs, &l) || !right->find(prep, hs, &r)) return false;
     const uint64_t key = l | (static_cast<uint64_t>(r) << lbits);
     const uint64_t key_mask = low_mask(lbits + rbits);
     uint64_t pos;
@@ -318,9 +328,15 @@ struct StateStore::Node {
   }
 
   // ---- either
-  // The content hash of this node's part of the prepared row.
-  uint64_t hash(const uint64_t* prep) const {
-    return leaf ? leaf_hash(prep) : combine(left->hash(prep), right->hash(prep));
+  // The content hash of every node of this subtree, from the prepared row, into hs[hid].
+  void hashes(const uint64_t* prep, uint64_t* hs) const {
+    if (leaf) {
+      hs[hid] = leaf_hash(prep);
+      return;
+    }
+    left->hashes(prep, hs);
+    right->hashes(prep, hs);
+    hs[hid] = combine(hs[left->hid], hs[right->hid]);
   }
   // The same hash, recomputed from stored row `id` (for growing the index).
   uint64_t stored_hash(uint32_t id) const {
@@ -331,13 +347,13 @@ struct StateStore::Node {
     }
     uint32_t l, r;
     decode(id, &l, &r);
-    return combine(left->stored_hash(l), right->stored_hash(r));
+    return combine(left->up(l), right->up(r));
   }
-  uint32_t insert(const uint64_t* prep, uint64_t h, bool* fresh, uint64_t max = kMaxStates) {
-    return leaf ? leaf_insert(prep, h, fresh, max) : inner_insert(prep, h, fresh, max);
+  uint32_t insert(const uint64_t* prep, const uint64_t* hs, bool* fresh, uint64_t max = kMaxStates) {
+    return leaf ? leaf_insert(prep, hs[hid], fresh, max) : inner_insert(prep, hs, fresh, max);
   }
-  bool find(const uint64_t* prep, uint64_t h, uint32_t* id) const {
-    return leaf ? leaf_find(prep, h, id) : inner_find(prep, h, id);
+  bool find(const uint64_t* prep, const uint64_t* hs, uint32_t* id) const {
+    return leaf ? leaf_find(prep, hs[hid], id) : inner_find(prep, hs, id);
   }
   void load(uint32_t id, uint64_t* out) const {
     if (leaf) {
@@ -350,15 +366,18 @@ struct StateStore::Node {
     right->load(r, out);
   }
   uint64_t bytes() const {
-    return rows.bytes() + index.bytes() + (leaf ? 0 : left->bytes() + right->bytes());
+    return rows.bytes() + index.bytes() + ups.bytes() + (leaf ? 0 : left->bytes() + right->bytes());
   }
 };
 
 namespace {
 
 // Words [a, b) of the state: one leaf if they fit kLeafBits (or are a single word), else split at the middle word.
-std::unique_ptr<StateStore::Node> build(const std::vector<int>& bits, int a, int b, int* prep_words) {
+std::unique_ptr<StateStore::Node> build(const std::vector<int>& bits, int a, int b, int* prep_words,
+                                        std::vector<const StateStore::Node*>* nodes) {
   auto n = std::make_unique<StateStore::Node>();
+  n->hid = static_cast<int>(nodes->size());
+  nodes->push_back(n.get());
   int total = 0;
   for (int w = a; w < b; ++w) total += bits[w];
   if (total <= kLeafBits || b - a == 1) {
@@ -375,8 +394,9 @@ std::unique_ptr<StateStore::Node> build(const std::vector<int>& bits, int a, int
   }
   int mid = (a + b) / 2;
   n->leaf = false;
-  n->left = build(bits, a, mid, prep_words);
-  n->right = build(bits, mid, b, prep_words);
+  n->left = build(bits, a, mid, prep_words, nodes);
+  n->right = build(bits, mid, b, prep_words, nodes);
+  n->left->keep_up = n->right->keep_up = true;
   n->rows = Rows(1);
   return n;
 }
@@ -389,8 +409,21 @@ StateStore::StateStore(const std::vector<int>& word_bits, uint64_t max_states)
   for (int& b : bits) b = std::clamp(b, 1, 64);  // an all-constant word still takes a bit; keeps rows non-empty
   if (bits.empty()) bits.push_back(1);
   words_ = static_cast<int>(word_bits.size());
-  root_ = build(bits, 0, static_cast<int>(bits.size()), &prep_words_);
+  std::vector<const Node*> nodes;
+  root_ = build(bits, 0, static_cast<int>(bits.size()), &prep_words_, &nodes);
+  for (const Node* n : nodes) {
+    if (!n->leaf) continue;
+    int pos = 0;
+    for (size_t w = 0; w < n->word_bits.size(); ++w) {
+      int b = n->word_bits[w], off = pos & 63;
+      pieces_.push_back(Piece{n->first_word + static_cast<int>(w), n->prep_offset + (pos >> 6), off, off + b > 64,
+                              low_mask(b)});
+      pos += b;
+    }
+  }
+  nodes_ = static_cast<int>(nodes.size());
   scratch_.assign(prep_words_, 0);
+  hashes_.assign(nodes_, 0);
 }
 
 StateStore::~StateStore() = default;
@@ -399,30 +432,46 @@ uint64_t StateStore::size() const { return root_->count; }
 bool StateStore::tree() const { return !root_->leaf; }
 int StateStore::row_bytes() const { return root_->rows.width(); }
 
-uint64_t StateStore::prepare(const uint64_t* state, uint64_t* row) const {
-  const Node* stack[64];
-  int top = 0;
-  stack[top++] = root_.get();
-  while (top > 0) {
-    const Node* n = stack[--top];
-    if (n->leaf) {
-      n->pack(state, row);
-    } else {
-      stack[top++] = n->right.get();
-      stack[top++] = n->left.get();
-    }
+void StateStore::pack(const uint64_t* state, uint64_t* row) const {
+  for (int i = 0; i < prep_words_; ++i) row[i] = 0;
+  for (const Piece& p : pieces_) {
+    uint64_t x = state[p.word] & p.mask;
+    row[p.dst] |= x << p.shift;
+    if (p.spill) row[p.dst + 1] |= x >> (64 - p.shift);
   }
-  return root_->hash(row);
+}
+
+// Runs f(hashes) with the content hash of every node of the tree for prepared row `row`, in a buffer of its own
+// (thread-safe).
+template <class F>
+auto StateStore::with_hashes(const uint64_t* row, const F& f) const {
+  constexpr int kLocal = 32;
+  uint64_t local[kLocal];
+  std::vector<uint64_t> big;
+  uint64_t* hs = local;
+  if (nodes_ > kLocal) {
+    big.resize(nodes_);
+    hs = big.data();
+  }
+  root_->hashes(row, hs);
+  return f(hs);
+}
+
+uint64_t StateStore::prepare(const uint64_t* state, uint64_t* row) const {
+  pack(state, row);
+  if (root_->leaf) return root_->leaf_hash(row);
+  return with_hashes(row, [](const uint64_t* hs) { return hs[0]; });
 }
 
 bool StateStore::contains_prepared(const uint64_t* row, uint64_t h) const {
   uint32_t id;
-  return root_->find(row, h, &id);
+  if (root_->leaf) return root_->leaf_find(row, h, &id);
+  return with_hashes(row, [&](const uint64_t* hs) { return root_->inner_find(row, hs, &id); });
 }
 
-std::pair<uint32_t, bool> StateStore::insert_prepared(const uint64_t* row, uint64_t h, uint32_t predecessor) {
+std::pair<uint32_t, bool> StateStore::insert_hashed(const uint64_t* row, const uint64_t* hs, uint32_t predecessor) {
   bool fresh;
-  uint32_t id = root_->insert(row, h, &fresh, max_states_);
+  uint32_t id = root_->insert(row, hs, &fresh, max_states_);
   if (fresh) {
     if ((id & kChunkMask) == 0) pred_.emplace_back(new uint32_t[kChunkRows]);
     pred_.back()[id & kChunkMask] = predecessor;
@@ -430,9 +479,21 @@ std::pair<uint32_t, bool> StateStore::insert_prepared(const uint64_t* row, uint6
   return {id, fresh};
 }
 
+std::pair<uint32_t, bool> StateStore::insert_prepared(const uint64_t* row, uint64_t h, uint32_t predecessor) {
+  if (root_->leaf) return insert_hashed(row, &h, predecessor);
+  root_->hashes(row, hashes_.data());
+  return insert_hashed(row, hashes_.data(), predecessor);
+}
+
 std::pair<uint32_t, bool> StateStore::insert(const uint64_t* state, uint32_t predecessor) {
-  uint64_t h = prepare(state, scratch_.data());
-  return insert_prepared(scratch_.data(), h, predecessor);
+  uint64_t* row = scratch_.data();
+  pack(state, row);
+  if (root_->leaf) {
+    uint64_t h = root_->leaf_hash(row);
+    return insert_hashed(row, &h, predecessor);
+  }
+  root_->hashes(row, hashes_.data());
+  return insert_hashed(row, hashes_.data(), predecessor);
 }
 
 bool StateStore::contains(const uint64_t* state, uint64_t* scratch) const {

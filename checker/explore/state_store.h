@@ -85,12 +85,28 @@ class StateStore {
   static constexpr int kChunkShift = 16;
   static constexpr uint32_t kChunkMask = (1u << kChunkShift) - 1;
 
+  // Packs `state` into the prepared row: each leaf's bits at its offset.
+  void pack(const uint64_t* state, uint64_t* row) const;
+  template <class F>
+  auto with_hashes(const uint64_t* row, const F& f) const;
+  // Inserts prepared `row` given the content hash of every node (`hs`, indexed by pre-order number).
+  std::pair<uint32_t, bool> insert_hashed(const uint64_t* row, const uint64_t* hs, uint32_t predecessor);
+
   int words_ = 0;
   int prep_words_ = 0;
+  int nodes_ = 0;                          // tree nodes (1 for a flat store)
   uint64_t max_states_;
   std::unique_ptr<Node> root_;
+  // How pack() places each word of the state: row[dst] |= (state[word] & mask) << shift, spilling into row[dst + 1].
+  struct Piece {
+    int word, dst, shift;
+    bool spill;
+    uint64_t mask;
+  };
+  std::vector<Piece> pieces_;
   std::vector<std::unique_ptr<uint32_t[]>> pred_;
   mutable std::vector<uint64_t> scratch_;  // prepared candidate row
+  std::vector<uint64_t> hashes_;           // per node, for insertions
 };
 
 // Hash compaction (Wolper and Leroy, "Reliable hashing without collision detection", CAV 1993): the visited set keeps
