@@ -182,6 +182,49 @@ class Rows {
   std::vector<std::unique_ptr<uint8_t[]>> chunks_;
 };
 
+// Rows of `bits` bits each (1..56; wider rows take 64), packed back to back with no byte alignment, in chunks of 2^16
+// rows (the first chunk starts small and doubles), each with 8 bytes of padding so every row is one 8-byte load.
+// Rows are written in id order: a write keeps the bits below the row and may clobber those above (not written yet).
+class BitRows {
+ public:
+  explicit BitRows(int bits = 1) : bits_(bits > 56 ? 64 : std::max(bits, 1)), mask_(low_mask(bits_)) {}
+  int bits() const { return bits_; }
+  uint64_t get(uint32_t id) const {
+    size_t bit = static_cast<size_t>(id & kChunkMask) * bits_;
+    return (load8(chunks_[id >> kChunkShift].get() + (bit >> 3)) >> (bit & 7)) & mask_;
+  }
+  void append(uint32_t id, uint64_t v) {
+    if (id < kChunkRows) {
+      if (id == first_rows_) {
+        size_t rows = first_rows_ == 0 ? 256 : 2 * first_rows_;
+        std::unique_ptr<uint8_t[]> c(new uint8_t[chunk_bytes(rows) + 8]());
+        if (first_rows_ > 0) std::memcpy(c.get(), chunks_[0].get(), chunk_bytes(first_rows_));
+        if (chunks_.empty()) chunks_.emplace_back();
+        chunks_[0] = std::move(c);
+        first_rows_ = rows;
+      }
+    } else if ((id & kChunkMask) == 0) {
+      chunks_.emplace_back(new uint8_t[chunk_bytes(kChunkRows) + 8]());
+    }
+    size_t bit = static_cast<size_t>(id & kChunkMask) * bits_;
+    uint8_t* p = chunks_.back().get() + (bit >> 3);
+    int sh = static_cast<int>(bit & 7);
+    uint64_t w = load8(p);
+    w = (w & ~(mask_ << sh)) | (v << sh);
+    std::memcpy(p, &w, 8);
+  }
+  uint64_t bytes() const {
+    return chunk_bytes(first_rows_) + (chunks_.empty() ? 0 : chunks_.size() - 1) * chunk_bytes(kChunkRows);
+  }
+
+ private:
+  size_t chunk_bytes(size_t rows) const { return (rows * bits_ + 7) / 8; }
+  int bits_;
+  uint64_t mask_;
+  size_t first_rows_ = 0;
+  std::vector<std::unique_ptr<uint8_t[]>> chunks_;
+};
+
 }  // namespace
 
 // One level of the tree: a leaf keeps rows of packed bits of some consecutive words of the state; an inner node keeps
@@ -195,11 +238,12 @@ struct StateStore::Node {
   int prep_words = 0;             // uint64 words of its prepared row (1 or 2)
   uint64_t last_mask = 0;         // mask of the last 8-byte load of a stored row
   int hid = 0;                    // pre-order number: this node's hash in a hashes array
-  // Inner: children and the current id widths (bits) in this node's rows.
+  // Inner: children, the current id widths (bits) and the rows: (left id, right id) in lbits + rbits bits.
   std::unique_ptr<Node> left, right;
   int lbits = 0, rbits = 0;
 
-  Rows rows;
+  Rows rows;                       // leaf
+  BitRows pairs;                  // inner
   Index index;
   uint64_t count = 0;
   // Children: the high 32 bits of each entry's content hash, for the parent's grow.
@@ -271,20 +315,19 @@ struct StateStore::Node {
 
   // ---- inner nodes
   void decode(uint32_t id, uint32_t* l, uint32_t* r) const {
-    uint64_t v = load8(rows.at(id)) & low_mask(lbits + rbits);
+    uint64_t v = pairs.get(id);
     *l = static_cast<uint32_t>(v & low_mask(lbits));
     *r = static_cast<uint32_t>(v >> lbits);
   }
   // Rewrites every row with ids `nl` and `nr` bits wide (a child's count crossed a power of two).
   void reencode(int nl, int nr) {
-    Rows wider(std::max(1, (nl + nr + 7) / 8));
+    BitRows wider(nl + nr);
     for (uint64_t id = 0; id < count; ++id) {
       uint32_t l, r;
       decode(static_cast<uint32_t>(id), &l, &r);
-      uint64_t v = l | (static_cast<uint64_t>(r) << nl);
-      store_row(wider.append(static_cast<uint32_t>(id)), &v, wider.width());
+      wider.append(static_cast<uint32_t>(id), l | (static_cast<uint64_t>(r) << nl));
     }
-    rows = std::move(wider);
+    pairs = std::move(wider);
     lbits = nl;
     rbits = nr;
   }
@@ -298,18 +341,17 @@ struct StateStore::Node {
     int nl = std::bit_width(l), nr = std::bit_width(r);
     if (nl > lbits || nr > rbits) reencode(std::max(nl, lbits), std::max(nr, rbits));
     const uint64_t key = l | (static_cast<uint64_t>(r) << lbits);
-    const uint64_t key_mask = low_mask(lbits + rbits);
     uint64_t pos;
     uint32_t id;
     if (fl || fr) {
       pos = index.find_empty(h);  // a new half: the pair cannot be stored yet
-    } else if (index.find(h, [&](uint32_t i) { return (load8(rows.at(i)) & key_mask) == key; }, &pos, &id)) {
+    } else if (index.find(h, [&](uint32_t i) { return pairs.get(i) == key; }, &pos, &id)) {
       *fresh = false;
       return id;
     }
     if (count >= max) throw std::length_error("state store full (2^32 states)");
     id = static_cast<uint32_t>(count);
-    store_row(rows.append(id), &key, rows.width());
+    pairs.append(id, key);
     note_hash(id, h);
     index.put(pos, h, id);
     *fresh = true;
@@ -322,9 +364,8 @@ struct StateStore::Node {
     uint32_t l, r;
     if (!left->find(prep, hs, &l) || !right->find(prep, hs, &r)) return false;
     const uint64_t key = l | (static_cast<uint64_t>(r) << lbits);
-    const uint64_t key_mask = low_mask(lbits + rbits);
     uint64_t pos;
-    return index.find(h, [&](uint32_t i) { return (load8(rows.at(i)) & key_mask) == key; }, &pos, id);
+    return index.find(h, [&](uint32_t i) { return pairs.get(i) == key; }, &pos, id);
   }
 
   // ---- either
@@ -366,7 +407,7 @@ struct StateStore::Node {
     right->load(r, out);
   }
   uint64_t bytes() const {
-    return rows.bytes() + index.bytes() + ups.bytes() + (leaf ? 0 : left->bytes() + right->bytes());
+    return index.bytes() + ups.bytes() + (leaf ? rows.bytes() : pairs.bytes() + left->bytes() + right->bytes());
   }
 };
 
@@ -397,7 +438,6 @@ std::unique_ptr<StateStore::Node> build(const std::vector<int>& bits, int a, int
   n->left = build(bits, a, mid, prep_words, nodes);
   n->right = build(bits, mid, b, prep_words, nodes);
   n->left->keep_up = n->right->keep_up = true;
-  n->rows = Rows(1);
   return n;
 }
 
@@ -430,7 +470,7 @@ StateStore::~StateStore() = default;
 
 uint64_t StateStore::size() const { return root_->count; }
 bool StateStore::tree() const { return !root_->leaf; }
-int StateStore::row_bytes() const { return root_->rows.width(); }
+int StateStore::row_bytes() const { return root_->leaf ? root_->rows.width() : (root_->pairs.bits() + 7) / 8; }
 
 void StateStore::pack(const uint64_t* state, uint64_t* row) const {
   for (int i = 0; i < prep_words_; ++i) row[i] = 0;

@@ -12,19 +12,20 @@
 //    SPIN 2011; Blom, Lisser, van de Pol, Weber, "A database approach to distributed state space generation", 2009).
 //    The words are split into two halves (recursively, until a part fits a leaf); each distinct half is stored once
 //    in its own child set with its own dense ids, and a state's row is the pair (left id, right id), each trimmed to
-//    the bits its child needs now. When a child's count crosses a power of two the parent's rows are re-encoded
-//    wider. A node's index is keyed by the hash of its content (a leaf's packed bits; an inner node combines its
+//    the bits its child needs now, rows bit-packed back to back. When a child's count crosses a power of two the
+//    parent's rows are re-encoded wider. A node's index is keyed by the hash of its content (a leaf's packed bits; an inner node combines its
 //    children's hashes), not by the row bytes, so it survives re-encoding, and the root's slot is known (and
 //    prefetched) before the children are looked up.
 //    rdma_cm N=4 M=3 (204 bits, 3,748,096 states): 104,976 distinct left halves and 50,625 right halves, so a root
-//    row is 17 + 16 bits = 5 bytes instead of 26.
+//    row is 17 + 16 = 33 bits instead of 26 bytes.
 // Every set (root and children) is an open-addressing table of uint32 entries with linear probing, indexed by a
 // 64-bit hash mapped onto the table by multiply-shift (any size: grows by 1.5x and stays 53-80 % full). An entry holds
 // id + 1 in its low ceil(log2(capacity + 1)) bits (0 = empty) and, in the otherwise unused high bits, a tag taken
 // from the hash, so most probes reject a slot without touching the stored row. Rows live in chunks of 2^16.
 // The slot is taken from the hash's high bits (multiply-shift) and the tag from bits bit_width(capacity)..31, so a
 // caller that partitions states by prepare()'s hash should use its lowest bits (h % shards for few shards).
-// Bytes per state, all in: row bytes + 4 (link) + 4 / load (table) + the children's share.
+// Bytes per state, all in: row bytes + 4 (link) + 4 / load (table) + the children's share (their rows, tables and
+// 4 bytes per entry: the high half of its hash, so that a parent grows without re-reading child rows).
 #pragma once
 
 #include <cstddef>
@@ -72,7 +73,7 @@ class StateStore {
   void load(uint32_t id, uint64_t* out) const;
   uint32_t predecessor(uint32_t id) const { return pred_[id >> kChunkShift][id & kChunkMask]; }
   int words() const { return words_; }
-  // Bytes of one root row (the packed state, or the pair of child ids with tree compression).
+  // Bytes of one root row (the packed state; with tree compression the pair of child ids, rounded up).
   int row_bytes() const;
   // True if states are stored as trees (more than 128 used bits).
   bool tree() const;
