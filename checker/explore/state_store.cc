@@ -17,7 +17,7 @@ namespace {
 constexpr uint64_t kInitialTable = 1 << 10;
 constexpr uint64_t kGolden = 0x9E3779B97F4A7C15ULL;
 constexpr int kLeafBits = 128;     // a part of the state this wide or narrower is stored flat
-constexpr int kChunkShift = 16;    // rows per chunk: 2^16
+constexpr int kChunkShift = 14;    // rows per chunk: 2^14 (the last chunk, partly used, costs at most 2^14 rows)
 constexpr uint32_t kChunkMask = (1u << kChunkShift) - 1;
 constexpr size_t kChunkRows = size_t{1} << kChunkShift;
 
@@ -147,7 +147,7 @@ class Index {
   uint64_t grow_at_ = 0;
 };
 
-// Fixed-width byte rows in chunks of 2^16; the first chunk starts small and doubles (a child set may hold only a few
+// Fixed-width byte rows in chunks of 2^14; the first chunk starts small and doubles (a child set may hold only a few
 // hundred rows). Each chunk has 8 bytes of padding after its last row, so an 8-byte load at any row is safe.
 class Rows {
  public:
@@ -178,11 +178,11 @@ class Rows {
 
  private:
   int width_;
-  size_t first_rows_ = 0;  // rows allocated in chunk 0 (256, doubling up to 2^16)
+  size_t first_rows_ = 0;  // rows allocated in chunk 0 (256, doubling up to 2^14)
   std::vector<std::unique_ptr<uint8_t[]>> chunks_;
 };
 
-// Rows of `bits` bits each (1..56; wider rows take 64), packed back to back with no byte alignment, in chunks of 2^16
+// Rows of `bits` bits each (1..56; wider rows take 64), packed back to back with no byte alignment, in chunks of 2^14
 // rows (the first chunk starts small and doubles), each with 8 bytes of padding so every row is one 8-byte load.
 // Rows are written in id order: a write keeps the bits below the row and may clobber those above (not written yet).
 class BitRows {

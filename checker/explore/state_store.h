@@ -21,7 +21,7 @@
 // Every set (root and children) is an open-addressing table of uint32 entries with linear probing, indexed by a
 // 64-bit hash mapped onto the table by multiply-shift (any size: grows by 1.5x and stays 53-80 % full). An entry holds
 // id + 1 in its low ceil(log2(capacity + 1)) bits (0 = empty) and, in the otherwise unused high bits, a tag taken
-// from the hash, so most probes reject a slot without touching the stored row. Rows live in chunks of 2^16.
+// from the hash, so most probes reject a slot without touching the stored row. Rows live in chunks of 2^14.
 // The slot is taken from the hash's high bits (multiply-shift) and the tag from bits bit_width(capacity)..31, so a
 // caller that partitions states by prepare()'s hash should use its lowest bits (h % shards for few shards).
 // Bytes per state, all in: row bytes + 4 (link) + 4 / load (table) + the children's share (their rows, tables and
@@ -83,7 +83,7 @@ class StateStore {
   struct Node;  // one level of the tree (defined in state_store.cc)
 
  private:
-  static constexpr int kChunkShift = 16;
+  static constexpr int kChunkShift = 14;
   static constexpr uint32_t kChunkMask = (1u << kChunkShift) - 1;
 
   // Packs `state` into the prepared row: each leaf's bits at its offset.

@@ -126,7 +126,7 @@ TEST_CASE("StateStore, wide layout with repeating halves: rows are pairs of smal
   for (int k = 0; k < 20000; ++k) states.push_back(states[rng() % 90000]);
   double bps = check_against_reference(bits, states, true);
   // a flat store would take 26 (row) + 4 (link) + >= 5 (table) bytes per state; here 18 bits + 4 + table, with rows and
-  // links in chunks of 2^16 (90,000 rounds up to 131,072)
+  // links in chunks of 2^14
   CHECK(bps < 16.0);
   StateStore s(bits);
   for (const State& x : states) s.insert(x.data(), kNoState);
