@@ -417,6 +417,7 @@ class ShardedSearch : public Searcher {
 
  private:
   static constexpr uint64_t kDefaultRoundStates = 1 << 14;
+  static constexpr size_t kPrefetchAhead = 8;  // messages: insert_inbox prefetches the index slot this far ahead
 
   struct alignas(64) Shard {
     Shard(const std::vector<int>& bits, model::TransitionSystem* s, int threads, int words)
@@ -602,7 +603,9 @@ class ShardedSearch : public Searcher {
     Shard& sh = *shards_[u];
     for (int s = 0; s < threads_; ++s) {
       const std::vector<uint64_t>& box = shards_[s]->out[parity][u];
+      const size_t ahead = kPrefetchAhead * static_cast<size_t>(msg_words_);
       for (size_t i = 0; i < box.size(); i += msg_words_) {
+        if (i + ahead < box.size()) sh.store.prefetch(box[i + ahead + row_words_]);  // the index slot, a miss
         const uint64_t* row = &box[i];
         const uint64_t h = box[i + row_words_];
         const uint64_t link = box[i + row_words_ + 1];
