@@ -376,7 +376,7 @@ class Search : public Searcher, public model::SuccessorSink {
 //
 // Each BFS layer runs in rounds. Expand: every thread expands the next Options::round_states states of its own
 // frontier with its own TransitionSystem, stores the successors its own shard owns and appends each other one (packed
-// row, hash, predecessor's global id, action) to the outbox of the shard that owns it. Barrier. Insert: every thread
+// state, predecessor's global id, action) to the outbox of the shard that owns it. Barrier. Insert: every thread
 // stores what was sent to it, sender 0's messages first, then sender 1's, ... New states get their invariants checked
 // (check_invariants_after: the source passed its check) and form the shard's part of the next layer. Outboxes
 // alternate between two buffers, so one barrier per round suffices (a thread may insert round r while another already
@@ -409,28 +409,26 @@ class ShardedSearch : public Searcher {
     if (opt.limits.time_limit_seconds > 0) {
       for (auto& w : workers_) w->set_deadline(deadline());
     }
-    row_words_ = shards_[0]->store.scratch_words();
-    msg_words_ = row_words_ + 2;
+    words_ = sys.state_words();
+    msg_words_ = words_ + 1;
     // Largest local id whose global id local * T + shard stays below kNoState.
     max_local_ = (uint64_t{kNoState} - 1) / static_cast<uint64_t>(threads_) - 1;
   }
 
  private:
   static constexpr uint64_t kDefaultRoundStates = 1 << 14;
-  static constexpr size_t kPrefetchAhead = 8;  // messages: insert_inbox prefetches the index slot this far ahead
 
   struct alignas(64) Shard {
     Shard(const std::vector<int>& bits, model::TransitionSystem* s, int threads, int words)
-        : store(bits), sys(s), buf(words), new_buf(words) {
+        : store(bits), sys(s), buf(words) {
       out[0].resize(threads);
       out[1].resize(threads);
-      scratch.resize(store.scratch_words());
     }
     StateStore store;
     model::TransitionSystem* sys;
     uint64_t head = 0;                // next local id to expand
     uint64_t layer_end = 0;           // the current layer's frontier is local ids [head, layer_end)
-    // out[parity][receiver]: messages of one round, each row (scratch_words), hash, predecessor << 32 | action.
+    // out[parity][receiver]: messages of one round, each the packed state (state_words), predecessor << 32 | action.
     std::vector<std::vector<uint64_t>> out[2];
     uint64_t transitions = 0;
     std::vector<uint8_t> fired;
@@ -439,7 +437,7 @@ class ShardedSearch : public Searcher {
     uint32_t terminal = kNoState;     // Options::witness: the first terminal valid-end state expanded (global id)
     uint64_t terminal_depth = 0;
     std::exception_ptr error;         // what this thread threw (the search stops at the next barrier)
-    std::vector<uint64_t> buf, new_buf, scratch;
+    std::vector<uint64_t> buf;
   };
 
   // The barrier's completion step (runs on one thread while the others wait).
@@ -469,9 +467,12 @@ class ShardedSearch : public Searcher {
     x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
     return x ^ (x >> 31);
   }
-  // The shard that owns a state with store hash `h` (rehashed, so the shard says nothing about the table slot).
-  int owner(uint64_t h) const {
-    return static_cast<int>(((mix(h ^ 0xD6E8FEB86659FD93ULL) >> 32) * static_cast<uint64_t>(threads_)) >> 32);
+  // The shard that owns `state` (state_words() uint64): a hash of its words of its own, independent of the stores'
+  // (each shard then calls StateStore::insert, which packs and hashes once).
+  int owner(const uint64_t* state) const {
+    uint64_t h = 0x8C8E3A9B5D0F4E21ULL;
+    for (int i = 0; i < words_; ++i) h = mix(h ^ (state[i] + 0x9E3779B97F4A7C15ULL));
+    return static_cast<int>(((h >> 32) * static_cast<uint64_t>(threads_)) >> 32);
   }
   uint32_t global(uint64_t local, int shard) const {
     return static_cast<uint32_t>(local * static_cast<uint64_t>(threads_) + static_cast<uint64_t>(shard));
@@ -482,9 +483,8 @@ class ShardedSearch : public Searcher {
   void search() override {
     Shard& s0 = *shards_[0];
     for (const auto& init : sys_.initial_states()) {
-      uint64_t h = s0.store.prepare(init.data(), s0.scratch.data());
-      int u = owner(h);
-      auto [id, fresh] = shards_[u]->store.insert_prepared(s0.scratch.data(), h, kNoState);
+      int u = owner(init.data());
+      auto [id, fresh] = shards_[u]->store.insert(init.data(), kNoState);
       if (fresh && !found_) {
         if (auto v = sys_.check_invariants(init.data())) found_ = Found{*v, global(id, u), kNoState};
       }
@@ -543,17 +543,17 @@ class ShardedSearch : public Searcher {
     void successor(uint32_t action, const uint64_t* state) override {
       ++sh->transitions;
       mark(action);
-      uint64_t* row = sh->scratch.data();
-      uint64_t h = sh->store.prepare(state, row);
-      int u = self->owner(h);
+      int u = self->owner(state);
       if (u == shard && store_own) {
-        self->store_one(*sh, u, row, h, from, action, state);
+        self->store_one(*sh, u, state, from, action);
         return;
       }
       std::vector<uint64_t>& box = sh->out[parity][u];
-      box.insert(box.end(), row, row + self->row_words_);
-      box.push_back(h);
-      box.push_back(uint64_t{from} << 32 | action);
+      const size_t n = box.size();
+      box.resize(n + self->msg_words_);
+      uint64_t* m = &box[n];
+      for (int i = 0; i < self->words_; ++i) m[i] = state[i];
+      m[self->words_] = uint64_t{from} << 32 | action;
     }
     void failure(uint32_t action, const Violation& v) override {
       ++sh->transitions;
@@ -603,17 +603,14 @@ class ShardedSearch : public Searcher {
     Shard& sh = *shards_[u];
     for (int s = 0; s < threads_; ++s) {
       const std::vector<uint64_t>& box = shards_[s]->out[parity][u];
-      const size_t ahead = kPrefetchAhead * static_cast<size_t>(msg_words_);
       for (size_t i = 0; i < box.size(); i += msg_words_) {
-        if (i + ahead < box.size()) sh.store.prefetch(box[i + ahead + row_words_]);  // the index slot, a miss
-        const uint64_t* row = &box[i];
-        const uint64_t h = box[i + row_words_];
-        const uint64_t link = box[i + row_words_ + 1];
+        const uint64_t* state = &box[i];
+        const uint64_t link = box[i + words_];
         if (counted && total_ >= opt_.limits.max_states) {
-          if (!sh.store.contains_prepared(row, h)) limit_ = "max-states";  // the stores stay at max_states in all
+          if (!sh.store.contains(state)) limit_ = "max-states";  // the stores stay at max_states in all
           continue;
         }
-        if (store_one(sh, u, row, h, static_cast<uint32_t>(link >> 32), static_cast<uint32_t>(link), nullptr) &&
+        if (store_one(sh, u, state, static_cast<uint32_t>(link >> 32), static_cast<uint32_t>(link)) &&
             counted) {
           ++total_;
         }
@@ -621,18 +618,13 @@ class ShardedSearch : public Searcher {
     }
   }
 
-  // Stores a successor in shard u (its own thread, or a completion step) and checks the invariants of a new state.
-  // `state`: the unpacked successor if at hand, else nullptr (it is loaded back). True if it was new.
-  bool store_one(Shard& sh, int u, const uint64_t* row, uint64_t h, uint32_t pred, uint32_t action,
-                 const uint64_t* state) {
+  // Stores successor `state` in shard u (from its own thread, or a completion step) and checks the invariants of a
+  // new state. True if it was new.
+  bool store_one(Shard& sh, int u, const uint64_t* state, uint32_t pred, uint32_t action) {
     if (sh.store.size() > max_local_) throw std::length_error("state store full (2^32 states)");
-    auto [id, fresh] = sh.store.insert_prepared(row, h, pred);
+    auto [id, fresh] = sh.store.insert(state, pred);
     if (!fresh) return false;
     if (!sh.found) {
-      if (state == nullptr) {
-        sh.store.load(id, sh.new_buf.data());
-        state = sh.new_buf.data();
-      }
       // The predecessor passed its check (the search stops at the first violation): check what `action` changed.
       if (auto v = sh.sys->check_invariants_after(action, state)) sh.found = Found{*v, global(id, u), kNoState};
     }
@@ -760,7 +752,7 @@ class ShardedSearch : public Searcher {
   int threads_;
   uint64_t round_states_;
   std::vector<std::unique_ptr<Shard>> shards_;
-  int row_words_ = 0;                 // uint64 per packed row (StateStore::scratch_words)
+  int words_ = 0;                     // uint64 per packed state
   int msg_words_ = 0;                 // uint64 per message
   uint64_t max_local_ = 0;
   std::barrier<Completion> round_barrier_;
