@@ -481,7 +481,6 @@ class ShardedSearch : public Searcher {
   uint32_t local_of(uint32_t g) const { return g / static_cast<uint32_t>(threads_); }
 
   void search() override {
-    Shard& s0 = *shards_[0];
     for (const auto& init : sys_.initial_states()) {
       int u = owner(init.data());
       auto [id, fresh] = shards_[u]->store.insert(init.data(), kNoState);
