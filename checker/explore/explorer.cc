@@ -411,6 +411,9 @@ class ShardedSearch : public Searcher {
     }
     words_ = sys.state_words();
     msg_words_ = words_ + 1;
+    // A tree store keeps each distinct left half (words [0, words / 2)) once per shard: routing by the left half alone
+    // keeps those child sets disjoint across shards.
+    route_words_ = shards_[0]->store.tree() && words_ >= 2 ? words_ / 2 : words_;
     // Largest local id whose global id local * T + shard stays below kNoState.
     max_local_ = (uint64_t{kNoState} - 1) / static_cast<uint64_t>(threads_) - 1;
   }
@@ -471,7 +474,7 @@ class ShardedSearch : public Searcher {
   // (each shard then calls StateStore::insert, which packs and hashes once).
   int owner(const uint64_t* state) const {
     uint64_t h = 0x8C8E3A9B5D0F4E21ULL;
-    for (int i = 0; i < words_; ++i) h = mix(h ^ (state[i] + 0x9E3779B97F4A7C15ULL));
+    for (int i = 0; i < route_words_; ++i) h = mix(h ^ (state[i] + 0x9E3779B97F4A7C15ULL));
     return static_cast<int>(((h >> 32) * static_cast<uint64_t>(threads_)) >> 32);
   }
   uint32_t global(uint64_t local, int shard) const {
@@ -753,6 +756,7 @@ class ShardedSearch : public Searcher {
   std::vector<std::unique_ptr<Shard>> shards_;
   int words_ = 0;                     // uint64 per packed state
   int msg_words_ = 0;                 // uint64 per message
+  int route_words_ = 0;               // owner() hashes the first route_words_ words of a state
   uint64_t max_local_ = 0;
   std::barrier<Completion> round_barrier_;
   std::barrier<Completion> layer_barrier_;
