@@ -70,7 +70,9 @@ ModelSystem::ModelSystem(const Model& model)
   }
   machine_.state = model.initial;
   machine_.track_writes();
+  inv_machine_.state = model.initial;
   build_fast();
+  build_invariant_deps();
 }
 
 void ModelSystem::build_fast() {
@@ -127,8 +129,25 @@ void ModelSystem::build_fast() {
     }
     if (!f.never) s.stmts(*body, f.body);
     for (auto [frame, v] : bound) s.unbind(frame);
+    compile_ops(f.body, f.ops);
+    f.constant = f.rule < 0 && !f.never &&
+                 std::all_of(f.ops.begin(), f.ops.end(), [](const Instr& o) { return o.kind == Instr::Kind::kSet; });
+    if (f.constant) {
+      // Apply the writes in order to a scratch word set, remembering which bits they cover.
+      std::vector<uint64_t> bits(layout_.words(), 0), clear(layout_.words(), 0);
+      auto write = [&](int slot, int64_t v) {
+        auto [w, m] = layout_.field_bits(slot);
+        layout_.set(bits.data(), slot, v);
+        clear[w] |= m;
+      };
+      for (const Instr& o : f.ops) write(o.slot, o.k);
+      if (f.pc_slot >= 0) write(f.pc_slot, f.next_pc);
+      for (int w = 0; w < layout_.words(); ++w) {
+        if (clear[w] != 0) f.patch.push_back(Fast::Patch{w, clear[w], bits[w]});
+      }
+    }
   }
-  for (const Fast& f : fast_) {
+  for (Fast& f : fast_) {
     Test t;  // kGeneral: no prefilter
     if (f.never) {
       t.kind = Test::Kind::kLt;  // st[0] < INT64_MIN: never
@@ -136,6 +155,7 @@ void ModelSystem::build_fast() {
       t.k = INT64_MIN;
     } else if (!f.conds.empty() && f.conds[0].kind != Test::Kind::kGeneral) {
       t = f.conds[0];
+      f.prefiltered = true;
     }
     first_test_.push_back(t);
   }
@@ -169,6 +189,18 @@ ModelSystem::Test ModelSystem::make_test(const Expr* e) {
   };
   int sa = -1;
   switch (e->op) {
+    case Op::kOr: {
+      // slot == k || slot == k2 (both sides quick, so neither can fail)
+      Test x = make_test(e->a), y = make_test(e->b);
+      if (x.kind == K::kEq && y.kind == K::kEq && x.slot == y.slot) {
+        set(K::kEq2, x.slot, x.k);
+        t.k2 = y.k;
+      }
+      break;
+    }
+    case Op::kContains:
+      if (e->a->op == Op::kSlot && e->b->op == Op::kConst) set(K::kContains, static_cast<int>(e->a->value), e->b->value);
+      break;
     case Op::kSlot:
       if ((sa = slot_of(e)) >= 0) set(K::kNe, sa, 0);
       break;
@@ -208,18 +240,156 @@ bool ModelSystem::conds_hold(const Fast& f) {
   if (f.never) return false;
   if (f.rule >= 0) bind_rule_tuple(model_.rules[f.rule], f.tuple);
   const int64_t* st = machine_.state.data();
-  for (const Test& t : f.conds) {
-    bool ok;
-    switch (t.kind) {
-      case Test::Kind::kEq: ok = st[t.slot] == t.k; break;
-      case Test::Kind::kNe: ok = st[t.slot] != t.k; break;
-      case Test::Kind::kLt: ok = st[t.slot] < t.k; break;
-      case Test::Kind::kLe: ok = st[t.slot] <= t.k; break;
-      case Test::Kind::kGt: ok = st[t.slot] > t.k; break;
-      case Test::Kind::kGe: ok = st[t.slot] >= t.k; break;
-      default: ok = machine_.eval(t.e) != 0; break;
+  for (size_t i = f.prefiltered ? 1 : 0, n = f.conds.size(); i < n; ++i) {
+    const Test& t = f.conds[i];
+    if (!(t.kind == Test::Kind::kGeneral ? machine_.eval(t.e) != 0 : quick(t, st))) return false;
+  }
+  return true;
+}
+
+void ModelSystem::compile_ops(const std::vector<const Stmt*>& body, std::vector<Instr>& out) {
+  using K = Instr::Kind;
+  auto scalar_slot = [](const Expr* x) { return x->op == Op::kSlot && x->type->scalar(); };
+  auto in = [](int64_t v, const Type* t) { return v >= t->lo && v <= t->hi; };
+  constexpr int64_t kSmall = int64_t{1} << 62;  // addends whose negation and sums cannot wrap silently
+  for (const Stmt* s : body) {
+    Instr o;
+    o.s = s;
+    switch (s->op) {
+      case SOp::kSkip: continue;
+      case SOp::kAssign: {
+        const Expr* l = s->lhs;
+        const Expr* r = s->rhs;
+        if (!scalar_slot(l)) break;
+        const SlotInfo& si = model_.slots[l->value];
+        o.slot = static_cast<int32_t>(l->value);
+        o.lo = std::max(l->type->lo, si.lo);
+        o.hi = std::min(l->type->hi, si.hi);
+        if (r->op == Op::kConst) {
+          if (in(r->value, l->type) && r->value >= si.lo && r->value <= si.hi) {
+            o.kind = K::kSet;
+            o.k = r->value;
+          }
+        } else if (scalar_slot(r)) {
+          o.kind = K::kAdd;
+          o.src = static_cast<int32_t>(r->value);
+        } else if ((r->op == Op::kAdd || r->op == Op::kSub) && scalar_slot(r->a) && r->b->op == Op::kConst &&
+                   r->b->value > -kSmall && r->b->value < kSmall) {
+          o.kind = K::kAdd;
+          o.src = static_cast<int32_t>(r->a->value);
+          o.k = r->op == Op::kAdd ? r->b->value : -r->b->value;
+        }
+        break;
+      }
+      case SOp::kPush: {
+        const Type* qt = s->lhs->type;
+        if (s->lhs->op != Op::kSlot || !qt->elem->scalar() || qt->elem->slots != 1 || s->rhs->op != Op::kConst ||
+            !in(s->rhs->value, qt->elem)) {
+          break;
+        }
+        o.kind = K::kPush;
+        o.slot = static_cast<int32_t>(s->lhs->value);
+        o.hi = qt->capacity;
+        o.k = s->rhs->value;
+        break;
+      }
+      case SOp::kPop: {
+        const Type* qt = s->lhs->type;
+        if (s->lhs->op != Op::kSlot || !qt->elem->scalar() || qt->elem->slots != 1) break;
+        o.kind = K::kPop;
+        o.slot = static_cast<int32_t>(s->lhs->value);
+        o.lo = qt->elem->lo;
+        break;
+      }
+      case SOp::kAssert:
+      case SOp::kRequire:
+        o.kind = s->op == SOp::kAssert ? K::kAssert : K::kRequire;
+        o.test = make_test(s->rhs);
+        break;
+      case SOp::kIf: {
+        o.kind = K::kIf;
+        o.test = make_test(s->rhs);
+        size_t at = out.size();
+        out.push_back(o);
+        compile_ops(s->body, out);
+        if (!s->else_body.empty()) {
+          size_t jump = out.size();
+          Instr j;
+          j.kind = K::kJump;
+          j.s = s;
+          out.push_back(j);
+          out[at].jump = static_cast<int32_t>(out.size());
+          compile_ops(s->else_body, out);
+          out[jump].jump = static_cast<int32_t>(out.size());
+        } else {
+          out[at].jump = static_cast<int32_t>(out.size());
+        }
+        continue;
+      }
+      default: break;
     }
-    if (!ok) return false;
+    out.push_back(o);
+  }
+}
+
+bool ModelSystem::run_ops(const std::vector<Instr>& ops) {
+  using K = Instr::Kind;
+  Machine& m = machine_;
+  const int64_t* st = m.state.data();
+  // An error path (overflow, range, full or empty queue, false assert) runs the statement itself, which raises the
+  // error exactly as Machine::exec would (or, should the fast check be wrong, simply does the statement).
+  for (size_t i = 0, n = ops.size(); i < n;) {
+    const Instr& o = ops[i];
+    switch (o.kind) {
+      case K::kSet: m.set(o.slot, o.k); break;
+      case K::kAdd: {
+        int64_t v;
+        if (__builtin_add_overflow(st[o.src], o.k, &v) || v < o.lo || v > o.hi) {
+          if (!m.exec_stmt(o.s)) return false;
+          break;
+        }
+        m.set(o.slot, v);
+        break;
+      }
+      case K::kPush: {
+        int64_t len = st[o.slot];
+        if (len >= o.hi || len < 0) {
+          if (!m.exec_stmt(o.s)) return false;
+          break;
+        }
+        m.set(o.slot + 1 + len, o.k);
+        m.set(o.slot, len + 1);
+        break;
+      }
+      case K::kPop: {
+        int64_t len = st[o.slot];
+        if (len <= 0) {
+          if (!m.exec_stmt(o.s)) return false;
+          break;
+        }
+        for (int64_t k = 0; k + 1 < len; ++k) m.set(o.slot + 1 + k, st[o.slot + 2 + k]);
+        m.set(o.slot + len, o.lo);
+        m.set(o.slot, len - 1);
+        break;
+      }
+      case K::kAssert:
+        if (!test(o.test) && !m.exec_stmt(o.s)) return false;
+        break;
+      case K::kRequire:
+        if (!test(o.test)) return false;
+        break;
+      case K::kIf:
+        if (!test(o.test)) {
+          i = o.jump;
+          continue;
+        }
+        break;
+      case K::kJump: i = o.jump; continue;
+      case K::kStmt:
+        if (!m.exec_stmt(o.s)) return false;
+        break;
+    }
+    ++i;
   }
   return true;
 }
@@ -376,6 +546,73 @@ TransitionSystem::Independence ModelSystem::independence() const {
   return ind;
 }
 
+void ModelSystem::build_invariant_deps() {
+  const int64_t slots = static_cast<int64_t>(model_.slots.size());
+  // `a && b` is false iff a is false, or a is true and b is false; evaluated left to right, so an invariant's value
+  // (and its first runtime error) is that of the first conjunct in this order that is false (or fails).
+  std::function<void(int, const Expr*)> split = [&](int inv, const Expr* x) {
+    if (x->op == Op::kAnd) {
+      split(inv, x->a);
+      split(inv, x->b);
+      return;
+    }
+    conjuncts_.push_back(Conjunct{inv, x});
+  };
+  for (size_t i = 0; i < fast_invariants_.size(); ++i) split(static_cast<int>(i), fast_invariants_[i]);
+  // Which conjuncts read each slot; conjuncts whose footprint is unknown read every slot.
+  std::vector<std::vector<uint32_t>> readers(slots);
+  std::vector<std::vector<int64_t>> reads(conjuncts_.size());
+  for (size_t c = 0; c < conjuncts_.size(); ++c) {
+    Footprint fp{model_};
+    fp.expr(conjuncts_[c].e);
+    std::vector<uint8_t> mark(slots, 0);
+    auto add = [&](int64_t a, int64_t b) {
+      for (int64_t x = std::max<int64_t>(a, 0); x < std::min(b, slots); ++x) mark[x] = 1;
+    };
+    if (fp.all) add(0, slots);
+    for (auto [a, b] : fp.touched) add(a, b);
+    for (int64_t x = 0; x < slots; ++x) {
+      if (mark[x]) {
+        readers[x].push_back(static_cast<uint32_t>(c));
+        reads[c].push_back(x);
+      }
+    }
+  }
+  const size_t n = fast_.size();
+  after_full_.assign(n, 0);
+  after_begin_.assign(1, 0);
+  after_slot_begin_.assign(1, 0);
+  std::vector<uint8_t> conj_mark(conjuncts_.size()), slot_mark(slots);
+  for (size_t id = 0; id < n; ++id) {
+    const Fast& f = fast_[id];
+    // Only writes matter: conditions and reads do not change the state.
+    Footprint fp{model_};
+    fp.stmts(f.body);
+    if (f.pc_slot >= 0) fp.written.emplace_back(f.pc_slot, f.pc_slot + 1);
+    if (fp.all || f.rule >= 0) {
+      after_full_[id] = 1;
+    } else {
+      std::fill(conj_mark.begin(), conj_mark.end(), 0);
+      for (auto [a, b] : fp.written) {
+        for (int64_t x = std::max<int64_t>(a, 0); x < std::min(b, slots); ++x) {
+          for (uint32_t c : readers[x]) conj_mark[c] = 1;
+        }
+      }
+      std::fill(slot_mark.begin(), slot_mark.end(), 0);
+      for (size_t c = 0; c < conjuncts_.size(); ++c) {
+        if (!conj_mark[c]) continue;
+        after_conj_.push_back(static_cast<uint32_t>(c));
+        for (int64_t x : reads[c]) slot_mark[x] = 1;
+      }
+      for (int64_t x = 0; x < slots; ++x) {
+        if (slot_mark[x]) after_slot_.push_back(static_cast<uint32_t>(x));
+      }
+    }
+    after_begin_.push_back(static_cast<uint32_t>(after_conj_.size()));
+    after_slot_begin_.push_back(static_cast<uint32_t>(after_slot_.size()));
+  }
+}
+
 std::vector<int64_t> ModelSystem::unpack(const uint64_t* state) const {
   std::vector<int64_t> v;
   layout_.unpack(state, v);
@@ -439,9 +676,13 @@ int ModelSystem::successors(const uint64_t* state, SuccessorSink& sink) {
     bool ok;
     try {
       if (!conds_hold(f)) return;  // conditions only read: nothing to undo
-      machine_.begin_step();
-      ok = machine_.exec(f.body);
-      if (ok && f.pc_slot >= 0) machine_.set(f.pc_slot, f.next_pc);
+      if (f.constant) {
+        ok = true;
+      } else {
+        machine_.begin_step();
+        ok = run_ops(f.ops);
+        if (ok && f.pc_slot >= 0) machine_.set(f.pc_slot, f.next_pc);
+      }
     } catch (const StepFailure& f) {
       undo();
       ++enabled;
@@ -450,6 +691,14 @@ int ModelSystem::successors(const uint64_t* state, SuccessorSink& sink) {
     } catch (...) {
       undo();
       throw;
+    }
+    if (f.constant) {
+      // Constant writes only: the successor is the packed source patched; the machine's state was not touched.
+      ++enabled;
+      for (int w = 0; w < words; ++w) packed_[w] = source_[w];
+      for (const Fast::Patch& p : f.patch) packed_[p.word] = (packed_[p.word] & ~p.clear) | p.bits;
+      sink.successor(id, packed_.data());
+      return;
     }
     if (!ok) { undo(); return; }
     ++enabled;
@@ -492,6 +741,34 @@ std::optional<Violation> ModelSystem::check_invariants(const uint64_t* state) {
       return Violation{Violation::Kind::kInvariant, "runtime_error",
                        fmt::format("invariant {} cannot be evaluated: {}", inv.name, f.message), f.span};
     }
+  }
+  return std::nullopt;
+}
+
+std::optional<Violation> ModelSystem::check_conjunct(int i, const Expr* conj) {
+  const Invariant& inv = model_.invariants[i];
+  try {
+    if (!inv_machine_.eval(conj)) {
+      return Violation{Violation::Kind::kInvariant, inv.name, fmt::format("invariant {} is false", inv.name), inv.span};
+    }
+  } catch (const StepFailure& f) {
+    return Violation{Violation::Kind::kInvariant, "runtime_error",
+                     fmt::format("invariant {} cannot be evaluated: {}", inv.name, f.message), f.span};
+  }
+  return std::nullopt;
+}
+
+std::optional<Violation> ModelSystem::check_invariants_after(uint32_t action, const uint64_t* state) {
+  if (model_.invariants.empty()) return std::nullopt;
+  if (action >= after_full_.size() || after_full_[action]) return check_invariants(state);
+  // Only the slots the selected conjuncts read are unpacked; the others keep stale values nothing reads.
+  int64_t* st = inv_machine_.state.data();
+  for (uint32_t k = after_slot_begin_[action], e = after_slot_begin_[action + 1]; k < e; ++k) {
+    st[after_slot_[k]] = layout_.get(state, static_cast<int>(after_slot_[k]));
+  }
+  for (uint32_t k = after_begin_[action], e = after_begin_[action + 1]; k < e; ++k) {
+    const Conjunct& c = conjuncts_[after_conj_[k]];
+    if (auto v = check_conjunct(c.invariant, c.e)) return v;
   }
   return std::nullopt;
 }

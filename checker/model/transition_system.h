@@ -87,6 +87,16 @@ class StateLayout {
     uint64_t mask = f.mask << f.shift;
     out[f.word] = (out[f.word] & ~mask) | ((static_cast<uint64_t>(value - f.lo) << f.shift) & mask);
   }
+  // The word holding slot `slot` and the bits it occupies there (none for a constant slot).
+  std::pair<int, uint64_t> field_bits(int slot) const {
+    const Field& f = fields_[slot];
+    return {f.word, f.mask << f.shift};
+  }
+  // Value of slot `slot` in the packed state `in`.
+  int64_t get(const uint64_t* in, int slot) const {
+    const Field& f = fields_[slot];
+    return static_cast<int64_t>((in[f.word] >> f.shift) & f.mask) + f.lo;
+  }
   // Bits used in each word (fields never straddle words); a store may keep only these.
   std::vector<int> word_bits() const;
 
@@ -119,6 +129,11 @@ class ModelSystem : public TransitionSystem {
   std::vector<std::vector<uint64_t>> initial_states() override;
   int successors(const uint64_t* state, SuccessorSink& sink) override;
   std::optional<Violation> check_invariants(const uint64_t* state) override;
+  // Evaluates only the invariants' top-level conjuncts (after specialisation: an unrolled forall is one conjunct per
+  // value) that read a slot `action` can write, in declaration and evaluation order. When the source state satisfied
+  // every invariant, the other conjuncts keep their value (true, without error), so the first false or failing
+  // conjunct is the one check_invariants(state) stops at: same violation, message and span.
+  std::optional<Violation> check_invariants_after(uint32_t action, const uint64_t* state) override;
   bool valid_end(const uint64_t* state) override;
   void set_deadline(std::chrono::steady_clock::time_point deadline) override {
     machine_.deadline = deadline;
@@ -153,24 +168,67 @@ class ModelSystem : public TransitionSystem {
   bool holds(const std::vector<const Expr*>& conds);
   bool holds(Machine& m, const std::vector<const Expr*>& conds);
   void build_fast();
+  // Fills conjuncts_ and the per-action lists of check_invariants_after.
+  void build_invariant_deps();
+  // The violation of invariant `inv` when `conj`, one of its conjuncts, is false (nullopt if it holds) in
+  // inv_machine_.state.
+  std::optional<Violation> check_conjunct(int inv, const Expr* conj);
 
-  // A condition in a quick form: `state[slot] <cmp> k`, or a general expression.
+  // A condition in a quick form: `state[slot] <cmp> k`, `state[slot] == k || state[slot] == k2`, `contains(q, k)`
+  // of a static queue of scalars (slot = its length), or a general expression.
   struct Test {
-    enum class Kind : uint8_t { kEq, kNe, kLt, kLe, kGt, kGe, kGeneral } kind = Kind::kGeneral;
+    enum class Kind : uint8_t { kEq, kNe, kLt, kLe, kGt, kGe, kEq2, kContains, kGeneral } kind = Kind::kGeneral;
     int32_t slot = 0;
     int64_t k = 0;
+    int64_t k2 = 0;
     const Expr* e = nullptr;
   };
+  // A statement of a specialised body in a flat form (a small register-free code), run by run_ops(): the common
+  // shapes get a direct form; anything else (and every error path) runs the original statement on the tree evaluator,
+  // from the same state, so results, messages and spans are those of Machine::exec.
+  struct Instr {
+    enum class Kind : uint8_t {
+      kSet,      // state[slot] = k (k in the slot's range)
+      kAdd,      // state[slot] = state[src] + k, checked against lo..hi
+      kPush,     // push(q, k): q's length slot `slot`, capacity `hi`, scalar elements, k in the element range
+      kPop,      // pop(q): length slot `slot`, scalar elements reset to `lo`
+      kAssert,   // assert `test` (statement `s` throws when it is false)
+      kRequire,  // require `test`: the step is disabled when false
+      kIf,       // if `test` is false, continue at `jump`
+      kJump,     // continue at `jump`
+      kStmt,     // Machine::exec_stmt(s)
+    } kind = Kind::kStmt;
+    int32_t slot = 0, src = 0;
+    int32_t jump = 0;
+    int64_t k = 0, lo = 0, hi = 0;
+    Test test;
+    const Stmt* s = nullptr;
+  };
+  // Appends `body` compiled to ops.
+  void compile_ops(const std::vector<const Stmt*>& body, std::vector<Instr>& out);
+  // Runs ops on machine_.state like Machine::exec(body): false if a `require` failed; throws StepFailure.
+  bool run_ops(const std::vector<Instr>& ops);
+  bool test(const Test& t) { return t.kind == Test::Kind::kGeneral ? machine_.eval(t.e) != 0 : quick(t, machine_.state.data()); }
   static Test make_test(const Expr* e);
   // An action specialised by Simplifier (instance and rule parameters folded in): what successors() runs.
   struct Fast {
     std::vector<Test> conds;          // edge conditions and guard (conjunctions split), all must hold, in order
     std::vector<const Stmt*> body;
+    std::vector<Instr> ops;              // body compiled
+    // When every write of the body is a constant (and nothing can fail or be disabled): the successor is the packed
+    // source with these words patched (word, bits to clear, bits to set), pc included; the machine is not used.
+    struct Patch {
+      int word;
+      uint64_t clear, bits;
+    };
+    bool constant = false;
+    std::vector<Patch> patch;
     int pc_slot = -1;                 // process steps: the program counter to set to next_pc
     int next_pc = 0;
     int rule = -1;                    // >= 0: rule parameters must be bound at run time (not specialised)
     int64_t tuple = 0;
     bool never = false;               // a condition is constantly false
+    bool prefiltered = false;         // conds[0] is quick: successors() tested it already
   };
   // Do f's conditions hold in machine_.state? Throws StepFailure (a runtime error in a guard).
   bool conds_hold(const Fast& f);
@@ -182,6 +240,14 @@ class ModelSystem : public TransitionSystem {
       case Test::Kind::kLe: return st[t.slot] <= t.k;
       case Test::Kind::kGt: return st[t.slot] > t.k;
       case Test::Kind::kGe: return st[t.slot] >= t.k;
+      case Test::Kind::kEq2: return st[t.slot] == t.k || st[t.slot] == t.k2;
+      case Test::Kind::kContains: {
+        const int64_t* q = st + t.slot;
+        for (int64_t i = 0; i < q[0]; ++i) {
+          if (q[1 + i] == t.k) return true;
+        }
+        return false;
+      }
       default: return true;
     }
   }
@@ -194,6 +260,16 @@ class ModelSystem : public TransitionSystem {
   Simplifier simplifier_;
   std::vector<Fast> fast_;            // per action id
   std::vector<const Expr*> fast_invariants_;
+  struct Conjunct {
+    int invariant;                    // index in model_.invariants
+    const Expr* e;
+  };
+  std::vector<Conjunct> conjuncts_;   // every invariant's top-level conjuncts, in evaluation order
+  // Per action (CSR, after_begin_[id]..after_begin_[id + 1]): the conjuncts (ascending) that read a slot it can
+  // write, and the slots those conjuncts read (the only ones unpacked). after_full_[id]: footprint unknown, check all.
+  std::vector<uint32_t> after_begin_, after_conj_;
+  std::vector<uint32_t> after_slot_begin_, after_slot_;
+  std::vector<uint8_t> after_full_;
   std::vector<std::vector<std::vector<std::vector<const Expr*>>>> fast_end_conds_;  // [process][pc][list]
   std::vector<Action> actions_;
   std::vector<std::vector<uint32_t>> first_action_;  // [process][pc] -> id of edge 0

@@ -1,0 +1,145 @@
+// TransitionSystem::check_invariants_after(action, state) against check_invariants(state): on every shipped spec and
+// corpus model, for every reachable state in which every invariant holds (up to a bound per spec) and each of its
+// successors, the incremental check returns exactly the full check's result: none, or the same invariant, message,
+// span and kind (violations and runtime errors included).
+#include <algorithm>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <doctest/doctest.h>
+
+#include "checker/lang/parser.h"
+#include "checker/lang/typecheck.h"
+#include "checker/model/transition_system.h"
+#include "tests/support/compile.h"
+
+namespace qpcheck {
+namespace {
+
+namespace fs = std::filesystem;
+using model::ModelSystem;
+using model::Violation;
+
+lang::ParamOverrides header_params(const fs::path& file) {
+  std::ifstream in(file);
+  lang::ParamOverrides params;
+  std::string line;
+  while (std::getline(in, line) && line.rfind("//", 0) == 0) {
+    std::istringstream ss(line.substr(2));
+    std::string key, kv;
+    ss >> key;
+    if (key != "params:") continue;
+    while (ss >> kv) params.emplace_back(kv.substr(0, kv.find('=')), kv.substr(kv.find('=') + 1));
+  }
+  return params;
+}
+
+struct Counts {
+  size_t checked = 0;     // (action, successor) pairs compared
+  size_t violations = 0;  // of which the full check reports a violation
+  size_t runtime_errors = 0;
+};
+
+bool same(const std::optional<Violation>& a, const std::optional<Violation>& b) {
+  if (a.has_value() != b.has_value()) return false;
+  if (!a) return true;
+  return a->kind == b->kind && a->property == b->property && a->message == b->message &&
+         a->span.file == b->span.file && a->span.begin == b->span.begin && a->span.end == b->span.end;
+}
+
+// BFS over at most `max_states` states, expanding only states that satisfy every invariant (the precondition of
+// check_invariants_after); compares both checks on every successor.
+void compare_checks(ModelSystem& sys, size_t max_states, Counts& counts) {
+  struct Sink : model::SuccessorSink {
+    std::vector<std::pair<uint32_t, std::vector<uint64_t>>> next;
+    int words = 0;
+    void successor(uint32_t action, const uint64_t* s) override { next.emplace_back(action, std::vector(s, s + words)); }
+    void failure(uint32_t, const Violation&) override {}
+  } sink;
+  sink.words = sys.state_words();
+  std::set<std::vector<uint64_t>> seen;
+  std::deque<std::vector<uint64_t>> queue;
+  for (auto& s : sys.initial_states()) {
+    if (seen.insert(s).second) queue.push_back(s);
+  }
+  while (!queue.empty()) {
+    std::vector<uint64_t> s = std::move(queue.front());
+    queue.pop_front();
+    if (sys.check_invariants(s.data())) continue;
+    sink.next.clear();
+    sys.successors(s.data(), sink);
+    for (auto& [action, t] : sink.next) {
+      std::optional<Violation> full = sys.check_invariants(t.data());
+      std::optional<Violation> after = sys.check_invariants_after(action, t.data());
+      ++counts.checked;
+      if (full) {
+        ++counts.violations;
+        if (full->property == "runtime_error") ++counts.runtime_errors;
+      }
+      if (!same(full, after)) {
+        INFO("action ", action, " full: ", full ? full->message : "holds", " after: ", after ? after->message : "holds");
+        FAIL("check_invariants_after differs from check_invariants");
+      }
+      if (seen.size() < max_states && seen.insert(t).second) queue.push_back(std::move(t));
+    }
+  }
+}
+
+TEST_CASE("check_invariants_after agrees with check_invariants on the reachable states of every corpus spec") {
+  std::vector<fs::path> files;
+  for (const char* dir : {"spec", "tests/corpus"}) {
+    for (const auto& e : fs::directory_iterator(dir)) {
+      if (e.path().extension() == ".qpspec") files.push_back(e.path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  REQUIRE(files.size() >= 25);
+  Counts total;
+  int with_invariants = 0;
+  for (const fs::path& f : files) {
+    INFO("spec: ", f.string());
+    lang::SourceManager sources;
+    lang::Ast ast;
+    lang::Program program = lang::load_program(sources, ast, f.string(), {});
+    lang::Compiled compiled = lang::typecheck(program, sources, header_params(f));
+    ModelSystem sys(*compiled.model);
+    if (!compiled.model->invariants.empty()) ++with_invariants;
+    compare_checks(sys, 20000, total);
+  }
+  CHECK(with_invariants >= 8);
+  CHECK(total.checked > 100000);
+  CHECK(total.violations > 0);  // comm_est_reachable and the shipped specs that violate an invariant
+}
+
+TEST_CASE("check_invariants_after: several invariants, runtime errors, dynamic indexes, calls and loops kept") {
+  // Invariants with conjuncts that read a dynamic index (whole array), call a function that is not inlined, a
+  // quantifier too large to unroll, and one that can fail at run time (division by zero, index out of range).
+  auto c = testing::compile(R"(
+    var a: array[0..3] of 0..3;
+    var i: 0..4;
+    var d: 0..2 = 1;
+    var big: array[0..99] of 0..1;
+    var k: 0..99;
+    fn f(x: 0..4): 0..9 = a[x % 4] + x;
+    rule inc_a(j: 0..3) when a[j] < 3 { a[j] = a[j] + 1; }
+    rule step_i when i < 4 { i = i + 1; }
+    rule dec_d when d > 0 { d = d - 1; }
+    rule flip(j: 0..99) when k == j && j < 99 { big[j] = 1 - big[j]; k = k + 1; }
+    invariant inv_a: a[0] <= 3 && a[i % 4] < 3 && f(i) < 9;
+    invariant inv_div: 6 / d >= 3 && a[1] != 2;
+    invariant inv_big: forall m in 0..99: big[m] == 0 || m < 50;
+    invariant inv_idx: a[i] <= 3;
+  )");
+  ModelSystem sys(*c->compiled.model);
+  Counts counts;
+  compare_checks(sys, 100000, counts);
+  CHECK(counts.checked > 1000);
+  CHECK(counts.violations > 0);
+  CHECK(counts.runtime_errors > 0);
+}
+
+}  // namespace
+}  // namespace qpcheck
