@@ -727,6 +727,37 @@ int ModelSystem::successors(const uint64_t* state, SuccessorSink& sink) {
   return enabled;
 }
 
+int ModelSystem::reference_successors(const uint64_t* state, SuccessorSink& sink) {
+  std::vector<int64_t> base;
+  layout_.unpack(state, base);
+  std::vector<uint64_t> packed(layout_.words());
+  int enabled = 0;
+  auto attempt = [&](uint32_t id) {
+    machine_.state = base;
+    bool ok;
+    try {
+      ok = run(actions_[id]);
+    } catch (const StepFailure& f) {
+      ++enabled;
+      sink.failure(id, Violation{Violation::Kind::kStepFailure, f.property, f.message, f.span});
+      return;
+    }
+    if (!ok) return;
+    ++enabled;
+    layout_.pack(machine_.state, packed.data());
+    sink.successor(id, packed.data());
+  };
+  for (size_t p = 0; p < model_.processes.size(); ++p) {
+    int pc = static_cast<int>(base[model_.processes[p].pc_slot]);
+    for (size_t e = 0; e < model_.processes[p].edges[pc].size(); ++e) attempt(first_action_[p][pc] + e);
+  }
+  for (size_t r = 0; r < model_.rules.size(); ++r) {
+    for (int64_t t = 0; t < model_.rules[r].instances; ++t) attempt(rule_first_action_[r] + static_cast<uint32_t>(t));
+  }
+  machine_.state = base;
+  return enabled;
+}
+
 std::optional<Violation> ModelSystem::check_invariants(const uint64_t* state) {
   if (model_.invariants.empty()) return std::nullopt;
   layout_.unpack(state, inv_machine_.state);

@@ -135,6 +135,9 @@ class ModelSystem : public TransitionSystem {
   // conjunct is the one check_invariants(state) stops at: same violation, message and span.
   std::optional<Violation> check_invariants_after(uint32_t action, const uint64_t* state) override;
   bool valid_end(const uint64_t* state) override;
+  // successors() computed the slow way, for tests of the fast path: each action of the original model (before
+  // specialisation) run by the tree evaluator, with no prefilter, flat ops or patching. Same order and results.
+  int reference_successors(const uint64_t* state, SuccessorSink& sink);
   void set_deadline(std::chrono::steady_clock::time_point deadline) override {
     machine_.deadline = deadline;
     inv_machine_.deadline = deadline;

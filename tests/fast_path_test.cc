@@ -1,7 +1,10 @@
-// TransitionSystem::check_invariants_after(action, state) against check_invariants(state): on every shipped spec and
-// corpus model, for every reachable state in which every invariant holds (up to a bound per spec) and each of its
-// successors, the incremental check returns exactly the full check's result: none, or the same invariant, message,
-// span and kind (violations and runtime errors included).
+// The model's fast paths against their reference, on every shipped spec and corpus model and on specs written to
+// reach every error path, for every reachable state in which every invariant holds (up to a bound per spec):
+// - ModelSystem::successors (specialised actions, prefilters, flat ops, constant patches) reports exactly what
+//   reference_successors (the original model on the tree evaluator) reports: same actions in the same order, same
+//   successor states, same failures (property, message, span);
+// - check_invariants_after(action, successor) returns exactly check_invariants(successor): none, or the same
+//   invariant, message, span and kind (violations and runtime errors included).
 #include <algorithm>
 #include <deque>
 #include <filesystem>
@@ -38,6 +41,8 @@ lang::ParamOverrides header_params(const fs::path& file) {
 }
 
 struct Counts {
+  size_t states = 0;      // states whose successors were compared with the reference
+  size_t failures = 0;    // step failures among them
   size_t checked = 0;     // (action, successor) pairs compared
   size_t violations = 0;  // of which the full check reports a violation
   size_t runtime_errors = 0;
@@ -50,16 +55,31 @@ bool same(const std::optional<Violation>& a, const std::optional<Violation>& b) 
          a->span.file == b->span.file && a->span.begin == b->span.begin && a->span.end == b->span.end;
 }
 
+struct Sink : model::SuccessorSink {
+  std::vector<std::pair<uint32_t, std::vector<uint64_t>>> next;
+  std::vector<std::pair<uint32_t, Violation>> failed;
+  std::vector<uint32_t> order;  // every reported action, in order
+  int words = 0;
+  void successor(uint32_t action, const uint64_t* s) override {
+    next.emplace_back(action, std::vector(s, s + words));
+    order.push_back(action);
+  }
+  void failure(uint32_t action, const Violation& v) override {
+    failed.emplace_back(action, v);
+    order.push_back(action);
+  }
+  void clear() {
+    next.clear();
+    failed.clear();
+    order.clear();
+  }
+};
+
 // BFS over at most `max_states` states, expanding only states that satisfy every invariant (the precondition of
-// check_invariants_after); compares both checks on every successor.
+// check_invariants_after); compares successors with the reference and both invariant checks on every successor.
 void compare_checks(ModelSystem& sys, size_t max_states, Counts& counts) {
-  struct Sink : model::SuccessorSink {
-    std::vector<std::pair<uint32_t, std::vector<uint64_t>>> next;
-    int words = 0;
-    void successor(uint32_t action, const uint64_t* s) override { next.emplace_back(action, std::vector(s, s + words)); }
-    void failure(uint32_t, const Violation&) override {}
-  } sink;
-  sink.words = sys.state_words();
+  Sink sink, ref;
+  sink.words = ref.words = sys.state_words();
   std::set<std::vector<uint64_t>> seen;
   std::deque<std::vector<uint64_t>> queue;
   for (auto& s : sys.initial_states()) {
@@ -69,8 +89,20 @@ void compare_checks(ModelSystem& sys, size_t max_states, Counts& counts) {
     std::vector<uint64_t> s = std::move(queue.front());
     queue.pop_front();
     if (sys.check_invariants(s.data())) continue;
-    sink.next.clear();
-    sys.successors(s.data(), sink);
+    sink.clear();
+    ref.clear();
+    int n = sys.successors(s.data(), sink);
+    int n_ref = sys.reference_successors(s.data(), ref);
+    ++counts.states;
+    counts.failures += ref.failed.size();
+    REQUIRE(n == n_ref);
+    REQUIRE(sink.order == ref.order);
+    REQUIRE(sink.next == ref.next);
+    REQUIRE(sink.failed.size() == ref.failed.size());
+    for (size_t i = 0; i < ref.failed.size(); ++i) {
+      INFO("failure: ", ref.failed[i].second.message);
+      CHECK(same(sink.failed[i].second, ref.failed[i].second));
+    }
     for (auto& [action, t] : sink.next) {
       std::optional<Violation> full = sys.check_invariants(t.data());
       std::optional<Violation> after = sys.check_invariants_after(action, t.data());
@@ -88,7 +120,7 @@ void compare_checks(ModelSystem& sys, size_t max_states, Counts& counts) {
   }
 }
 
-TEST_CASE("check_invariants_after agrees with check_invariants on the reachable states of every corpus spec") {
+TEST_CASE("successors and check_invariants_after agree with their references on every corpus spec") {
   std::vector<fs::path> files;
   for (const char* dir : {"spec", "tests/corpus"}) {
     for (const auto& e : fs::directory_iterator(dir)) {
@@ -112,6 +144,43 @@ TEST_CASE("check_invariants_after agrees with check_invariants on the reachable 
   CHECK(with_invariants >= 8);
   CHECK(total.checked > 100000);
   CHECK(total.violations > 0);  // comm_est_reachable and the shipped specs that violate an invariant
+  CHECK(total.failures > 0);    // the rdma_cm variants whose assertions fail
+}
+
+TEST_CASE("flat ops: every shape and every error path agrees with the tree evaluator") {
+  // Constant stores, x = y +/- k (in and out of range), push/pop of constants (full and empty queues), queues of
+  // records (tree path), assert/require/if on quick and general conditions, if/else chains, a rule whose parameter
+  // stays a frame in an index.
+  auto c = testing::compile(R"(
+    type M = enum { A, B, C };
+    type R = record { m: M; n: 0..3; };
+    var q: queue[2] of M;
+    var rq: queue[2] of R;
+    var x: 0..5;
+    var y: -2..3;
+    var b: bool;
+    var arr: array[0..3] of 0..3;
+    var w: R;
+    rule setw { w.n = (w.n + 1) % 4; }
+    rule push_a when !b { push(q, A); }
+    rule push_b { push(q, B); x = x + 2; }
+    rule pop_q when x != 1 { pop(q); y = y - 1; }
+    rule rec { push(rq, w); }
+    rule rec_pop when len(rq) > 0 { pop(rq); }
+    rule chain when contains(q, B) || x == 4 {
+      if x == 0 { y = 3; } else if x > 3 { y = -2; b = true; } else { y = y + 1; }
+      require y != 0;
+      assert x != 5 x_not_5 "x reached 5";
+    }
+    rule cmp when x == 2 || x == 3 { b = !b; arr[x] = x; }
+    rule idx(i: 0..3) when arr[i] < 3 && contains(q, C) == false { arr[i] = arr[(i + 1) % 4] + 1; }
+    rule general when x - y > 4 { x = 0; }
+  )");
+  ModelSystem sys(*c->compiled.model);
+  Counts counts;
+  compare_checks(sys, 50000, counts);
+  CHECK(counts.states > 1000);
+  CHECK(counts.failures > 0);
 }
 
 TEST_CASE("check_invariants_after: several invariants, runtime errors, dynamic indexes, calls and loops kept") {
