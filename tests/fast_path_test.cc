@@ -43,6 +43,7 @@ lang::ParamOverrides header_params(const fs::path& file) {
 struct Counts {
   size_t states = 0;      // states whose successors were compared with the reference
   size_t failures = 0;    // step failures among them
+  std::set<std::string> failure_messages;
   size_t checked = 0;     // (action, successor) pairs compared
   size_t violations = 0;  // of which the full check reports a violation
   size_t runtime_errors = 0;
@@ -95,6 +96,7 @@ void compare_checks(ModelSystem& sys, size_t max_states, Counts& counts) {
     int n_ref = sys.reference_successors(s.data(), ref);
     ++counts.states;
     counts.failures += ref.failed.size();
+    for (const auto& f : ref.failed) counts.failure_messages.insert(f.second.message);
     REQUIRE(n == n_ref);
     REQUIRE(sink.order == ref.order);
     REQUIRE(sink.next == ref.next);
@@ -148,9 +150,9 @@ TEST_CASE("successors and check_invariants_after agree with their references on 
 }
 
 TEST_CASE("flat ops: every shape and every error path agrees with the tree evaluator") {
-  // Constant stores, x = y +/- k (in and out of range), push/pop of constants (full and empty queues), queues of
-  // records (tree path), assert/require/if on quick and general conditions, if/else chains, a rule whose parameter
-  // stays a frame in an index.
+  // Constant stores, x = y +/- k (in and out of range), push/pop/clear (full and empty queues), queues of records
+  // (tree path), assert/require/if on quick and general conditions, head() of a possibly empty queue, x - y tests,
+  // if/else chains, a rule whose parameter stays a frame in an index.
   auto c = testing::compile(R"(
     type M = enum { A, B, C };
     type R = record { m: M; n: 0..3; };
@@ -175,12 +177,20 @@ TEST_CASE("flat ops: every shape and every error path agrees with the tree evalu
     rule cmp when x == 2 || x == 3 { b = !b; arr[x] = x; }
     rule idx(i: 0..3) when arr[i] < 3 && contains(q, C) == false { arr[i] = arr[(i + 1) % 4] + 1; }
     rule general when x - y > 4 { x = 0; }
+    rule hd when !empty(q) { if head(q) == A { x = 1; } else if head(q) != B { require x - y < 3; clear(q); } }
+    rule hd_empty when x == 3 { assert head(q) != B hd_b "B at the head"; }
+    rule clr when x == 0 && b { clear(q); clear(rq); }
   )");
   ModelSystem sys(*c->compiled.model);
   Counts counts;
   compare_checks(sys, 50000, counts);
   CHECK(counts.states > 1000);
   CHECK(counts.failures > 0);
+  CHECK(counts.failure_messages.count("head of an empty queue"));
+  CHECK(counts.failure_messages.count("B at the head"));
+  CHECK(counts.failure_messages.count("push onto a full queue (capacity 2)"));
+  CHECK(counts.failure_messages.count("pop from an empty queue"));
+  CHECK(counts.failure_messages.count("x reached 5"));
 }
 
 TEST_CASE("check_invariants_after: several invariants, runtime errors, dynamic indexes, calls and loops kept") {

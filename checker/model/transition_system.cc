@@ -147,12 +147,54 @@ void ModelSystem::build_fast() {
       }
     }
   }
+  for (size_t p = 0; p < model_.processes.size(); ++p) {
+    proc_pc_slot_.push_back(model_.processes[p].pc_slot);
+    proc_range_base_.push_back(static_cast<uint32_t>(pc_range_.size()));
+    for (size_t pc = 0; pc < model_.processes[p].edges.size(); ++pc) {
+      uint32_t first = first_action_[p][pc];
+      pc_range_.emplace_back(first, first + static_cast<uint32_t>(model_.processes[p].edges[pc].size()));
+    }
+  }
   for (Fast& f : fast_) {
+    // Packed-state execution: quick tests and direct ops only, with every value written inside its slot's range
+    // (StateLayout::set keeps only the field's bits).
+    auto slot_range = [&](int64_t slot, int64_t lo, int64_t hi) {
+      return model_.slots[slot].lo <= lo && hi <= model_.slots[slot].hi;
+    };
+    bool packed = f.rule < 0 && !f.never;
+    for (const Test& t : f.conds) packed = packed && t.kind != Test::Kind::kGeneral;
+    for (const Instr& o : f.ops) {
+      switch (o.kind) {
+        case Instr::Kind::kSet:
+        case Instr::Kind::kAdd:
+        case Instr::Kind::kJump: break;
+        case Instr::Kind::kPush:
+        case Instr::Kind::kPop:
+        case Instr::Kind::kClear: {
+          const Type* qt = o.s->lhs->type;
+          packed = packed && slot_range(o.slot, 0, qt->capacity);
+          for (int i = 0; i < qt->capacity; ++i) {
+            packed = packed && slot_range(o.slot + 1 + i, qt->elem->lo, qt->elem->hi);
+          }
+          break;
+        }
+        case Instr::Kind::kAssert:
+        case Instr::Kind::kRequire:
+        case Instr::Kind::kIf: packed = packed && o.test.kind != Test::Kind::kGeneral; break;
+        case Instr::Kind::kStmt: packed = false; break;
+      }
+    }
+    f.packed = packed;
+    if (!model_.slots.empty()) {
+      for (Test& c : f.conds) locate(c);
+      for (Instr& o : f.ops) locate(o.test);
+    }
     Test t;  // kGeneral: no prefilter
-    if (f.never) {
+    if (f.never && !model_.slots.empty()) {
       t.kind = Test::Kind::kLt;  // st[0] < INT64_MIN: never
       t.slot = 0;
       t.k = INT64_MIN;
+      locate(t);
     } else if (!f.conds.empty() && f.conds[0].kind != Test::Kind::kGeneral) {
       t = f.conds[0];
       f.prefiltered = true;
@@ -229,9 +271,39 @@ ModelSystem::Test ModelSystem::make_test(const Expr* e) {
       int i = static_cast<int>(e->op) - static_cast<int>(Op::kEq);
       if ((sa = slot_of(e->a)) >= 0 && e->b->op == Op::kConst) set(kinds[i], sa, e->b->value);
       else if ((sa = slot_of(e->b)) >= 0 && e->a->op == Op::kConst) set(mirrored[i], sa, e->a->value);
+      else if (e->a->op == Op::kSub && e->b->op == Op::kConst) {
+        // x - y <cmp> k over two static slots whose values are small enough that the difference cannot overflow
+        const Expr* x = e->a->a;
+        const Expr* y = e->a->b;
+        constexpr int64_t kSmall = int64_t{1} << 61;
+        auto small = [&](const Expr* v) {
+          return v->op == Op::kSlot && v->type->scalar() && v->type->lo > -kSmall && v->type->hi < kSmall;
+        };
+        if (small(x) && small(y)) {
+          set(K::kDiff, static_cast<int>(x->value), e->b->value);
+          t.slot2 = static_cast<int32_t>(y->value);
+          t.cmp = kinds[i];
+        }
+      }
       break;
     }
     default: break;
+  }
+  return t;
+}
+
+ModelSystem::Test ModelSystem::make_op_test(const Expr* e) const {
+  Test t = make_test(e);
+  if (t.kind != Test::Kind::kGeneral) return t;
+  using K = Test::Kind;
+  // head(q) <cmp> k, q a static queue of scalars
+  if (e->op >= Op::kEq && e->op <= Op::kGe && !e->equal_composite && e->a->op == Op::kHead &&
+      e->a->a->op == Op::kSlot && e->a->type->scalar() && e->b->op == Op::kConst) {
+    K kinds[] = {K::kEq, K::kNe, K::kLt, K::kLe, K::kGt, K::kGe};
+    t.kind = K::kHead;
+    t.cmp = kinds[static_cast<int>(e->op) - static_cast<int>(Op::kEq)];
+    t.slot = static_cast<int32_t>(e->a->a->value);
+    t.k = e->b->value;
   }
   return t;
 }
@@ -301,14 +373,25 @@ void ModelSystem::compile_ops(const std::vector<const Stmt*>& body, std::vector<
         o.lo = qt->elem->lo;
         break;
       }
+      case SOp::kClear: {
+        const Type* qt = s->lhs->type;
+        if (s->lhs->op != Op::kSlot || qt->kind != TypeKind::kQueue || !qt->elem->scalar() || qt->elem->slots != 1) {
+          break;
+        }
+        o.kind = K::kClear;
+        o.slot = static_cast<int32_t>(s->lhs->value);
+        o.hi = qt->capacity;
+        o.lo = qt->elem->lo;
+        break;
+      }
       case SOp::kAssert:
       case SOp::kRequire:
         o.kind = s->op == SOp::kAssert ? K::kAssert : K::kRequire;
-        o.test = make_test(s->rhs);
+        o.test = make_op_test(s->rhs);
         break;
       case SOp::kIf: {
         o.kind = K::kIf;
-        o.test = make_test(s->rhs);
+        o.test = make_op_test(s->rhs);
         size_t at = out.size();
         out.push_back(o);
         compile_ops(s->body, out);
@@ -330,6 +413,63 @@ void ModelSystem::compile_ops(const std::vector<const Stmt*>& body, std::vector<
     }
     out.push_back(o);
   }
+}
+
+ModelSystem::PackedRun ModelSystem::run_packed(const Fast& f, uint64_t* w) const {
+  using K = Instr::Kind;
+  const StateLayout& L = layout_;
+  // head() of an empty queue is a runtime error: left to the machine
+  auto empty_head = [&](const Test& t) { return t.kind == Test::Kind::kHead && L.get(w, t.slot) == 0; };
+  for (size_t i = 0, n = f.ops.size(); i < n;) {
+    const Instr& o = f.ops[i];
+    switch (o.kind) {
+      case K::kSet: L.set(w, o.slot, o.k); break;
+      case K::kAdd: {
+        int64_t v;
+        if (__builtin_add_overflow(L.get(w, o.src), o.k, &v) || v < o.lo || v > o.hi) return PackedRun::kSlow;
+        L.set(w, o.slot, v);
+        break;
+      }
+      case K::kPush: {
+        int64_t len = L.get(w, o.slot);
+        if (len >= o.hi || len < 0) return PackedRun::kSlow;
+        L.set(w, o.slot + 1 + static_cast<int>(len), o.k);
+        L.set(w, o.slot, len + 1);
+        break;
+      }
+      case K::kPop: {
+        int64_t len = L.get(w, o.slot);
+        if (len <= 0) return PackedRun::kSlow;
+        for (int k = 0; k + 1 < len; ++k) L.set(w, o.slot + 1 + k, L.get(w, o.slot + 2 + k));
+        L.set(w, o.slot + static_cast<int>(len), o.lo);
+        L.set(w, o.slot, len - 1);
+        break;
+      }
+      case K::kClear:
+        L.set(w, o.slot, 0);
+        for (int k = 0; k < o.hi; ++k) L.set(w, o.slot + 1 + k, o.lo);
+        break;
+      case K::kAssert:
+        if (empty_head(o.test) || !quick_packed(o.test, w)) return PackedRun::kSlow;
+        break;
+      case K::kRequire:
+        if (empty_head(o.test)) return PackedRun::kSlow;
+        if (!quick_packed(o.test, w)) return PackedRun::kDisabled;
+        break;
+      case K::kIf:
+        if (empty_head(o.test)) return PackedRun::kSlow;
+        if (!quick_packed(o.test, w)) {
+          i = o.jump;
+          continue;
+        }
+        break;
+      case K::kJump: i = o.jump; continue;
+      case K::kStmt: return PackedRun::kSlow;  // not a packed action
+    }
+    ++i;
+  }
+  if (f.pc_slot >= 0) L.set(w, f.pc_slot, f.next_pc);
+  return PackedRun::kDone;
 }
 
 bool ModelSystem::run_ops(const std::vector<Instr>& ops) {
@@ -372,6 +512,10 @@ bool ModelSystem::run_ops(const std::vector<Instr>& ops) {
         m.set(o.slot, len - 1);
         break;
       }
+      case K::kClear:
+        m.set(o.slot, 0);
+        for (int k = 0; k < o.hi; ++k) m.set(o.slot + 1 + k, o.lo);
+        break;
       case K::kAssert:
         if (!test(o.test) && !m.exec_stmt(o.s)) return false;
         break;
@@ -660,29 +804,53 @@ bool ModelSystem::run(const Action& a) {
 }
 
 int ModelSystem::successors(const uint64_t* state, SuccessorSink& sink) {
-  // machine_.state holds the unpacked source state; each action's writes are tracked, patched into a copy of the
-  // packed source (incremental repacking) and undone from base_.
+  // Packed actions (quick tests, direct ops) run on a copy of the packed source. The others run on the machine:
+  // the source is unpacked into machine_.state (once, when the first such action is met); each action's writes are
+  // tracked, patched into a copy of the packed source (incremental repacking) and undone from base_.
   // `state` may live in the caller's store, which can move while the sink inserts: keep a copy.
   const int words = layout_.words();
   source_.assign(state, state + words);
-  layout_.unpack(state, base_);
-  machine_.state = base_;
+  const uint64_t* src = source_.data();
+  bool unpacked = false;
   int enabled = 0;
   auto undo = [&]() {
     for (int32_t slot : machine_.written()) machine_.state[slot] = base_[slot];
   };
+  auto patch = [&](const Fast& f, uint32_t id) {
+    ++enabled;
+    for (int w = 0; w < words; ++w) packed_[w] = src[w];
+    for (const Fast::Patch& p : f.patch) packed_[p.word] = (packed_[p.word] & ~p.clear) | p.bits;
+    sink.successor(id, packed_.data());
+  };
   auto attempt = [&](uint32_t id) {
     const Fast& f = fast_[id];
+    if (f.packed) {
+      for (size_t i = f.prefiltered ? 1 : 0, n = f.conds.size(); i < n; ++i) {
+        if (!quick_packed(f.conds[i], src)) return;
+      }
+      if (f.constant) return patch(f, id);
+      for (int w = 0; w < words; ++w) packed_[w] = src[w];
+      PackedRun r = run_packed(f, packed_.data());
+      if (r == PackedRun::kDisabled) return;
+      if (r == PackedRun::kDone) {
+        ++enabled;
+        sink.successor(id, packed_.data());
+        return;
+      }
+      // kSlow: an error path; the machine reproduces the exact failure below.
+    }
+    if (!unpacked) {
+      layout_.unpack(src, base_);
+      machine_.state = base_;
+      unpacked = true;
+    }
     bool ok;
     try {
       if (!conds_hold(f)) return;  // conditions only read: nothing to undo
-      if (f.constant) {
-        ok = true;
-      } else {
-        machine_.begin_step();
-        ok = run_ops(f.ops);
-        if (ok && f.pc_slot >= 0) machine_.set(f.pc_slot, f.next_pc);
-      }
+      if (f.constant) return patch(f, id);
+      machine_.begin_step();
+      ok = run_ops(f.ops);
+      if (ok && f.pc_slot >= 0) machine_.set(f.pc_slot, f.next_pc);
     } catch (const StepFailure& f) {
       undo();
       ++enabled;
@@ -692,36 +860,26 @@ int ModelSystem::successors(const uint64_t* state, SuccessorSink& sink) {
       undo();
       throw;
     }
-    if (f.constant) {
-      // Constant writes only: the successor is the packed source patched; the machine's state was not touched.
-      ++enabled;
-      for (int w = 0; w < words; ++w) packed_[w] = source_[w];
-      for (const Fast::Patch& p : f.patch) packed_[p.word] = (packed_[p.word] & ~p.clear) | p.bits;
-      sink.successor(id, packed_.data());
-      return;
-    }
     if (!ok) { undo(); return; }
     ++enabled;
-    for (int w = 0; w < words; ++w) packed_[w] = source_[w];
+    for (int w = 0; w < words; ++w) packed_[w] = src[w];
     for (int32_t slot : machine_.written()) layout_.set(packed_.data(), slot, machine_.state[slot]);
     undo();
     sink.successor(id, packed_.data());
   };
-  // The prefilter rejects most disabled actions with one compare, before any call.
-  const int64_t* st = base_.data();
-  for (size_t p = 0; p < model_.processes.size(); ++p) {
-    int pc = static_cast<int>(st[model_.processes[p].pc_slot]);
-    uint32_t first = first_action_[p][pc];
-    uint32_t n = static_cast<uint32_t>(model_.processes[p].edges[pc].size());
-    for (uint32_t id = first; id < first + n; ++id) {
-      if (quick(first_test_[id], st)) attempt(id);
+  // The prefilter rejects most disabled actions with one test, before any call.
+  for (size_t p = 0; p < proc_pc_slot_.size(); ++p) {
+    int64_t pc = layout_.get(src, proc_pc_slot_[p]);
+    auto [first, end] = pc_range_[proc_range_base_[p] + pc];
+    for (uint32_t id = first; id < end; ++id) {
+      if (quick_packed(first_test_[id], src)) attempt(id);
     }
   }
   for (size_t r = 0; r < model_.rules.size(); ++r) {
     uint32_t first = rule_first_action_[r];
     uint32_t n = static_cast<uint32_t>(model_.rules[r].instances);
     for (uint32_t id = first; id < first + n; ++id) {
-      if (quick(first_test_[id], st)) attempt(id);
+      if (quick_packed(first_test_[id], src)) attempt(id);
     }
   }
   return enabled;

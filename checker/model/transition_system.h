@@ -92,6 +92,16 @@ class StateLayout {
     const Field& f = fields_[slot];
     return {f.word, f.mask << f.shift};
   }
+  // Where slot `slot` lies: value = ((in[word] >> shift) & mask) + lo.
+  struct Position {
+    int32_t word = 0, shift = 0;
+    uint64_t mask = 0;
+    int64_t lo = 0;
+  };
+  Position position(int slot) const {
+    const Field& f = fields_[slot];
+    return Position{f.word, f.shift, f.mask, f.lo};
+  }
   // Value of slot `slot` in the packed state `in`.
   int64_t get(const uint64_t* in, int slot) const {
     const Field& f = fields_[slot];
@@ -178,14 +188,28 @@ class ModelSystem : public TransitionSystem {
   std::optional<Violation> check_conjunct(int inv, const Expr* conj);
 
   // A condition in a quick form: `state[slot] <cmp> k`, `state[slot] == k || state[slot] == k2`, `contains(q, k)`
-  // of a static queue of scalars (slot = its length), or a general expression.
+  // of a static queue of scalars (slot = its length), `state[slot] - state[slot2] <cmp> k`, `head(q) <cmp> k`
+  // (statement conditions only: the caller checks q is not empty first), or a general expression.
   struct Test {
-    enum class Kind : uint8_t { kEq, kNe, kLt, kLe, kGt, kGe, kEq2, kContains, kGeneral } kind = Kind::kGeneral;
-    int32_t slot = 0;
-    int64_t k = 0;
-    int64_t k2 = 0;
+    enum class Kind : uint8_t { kEq, kNe, kLt, kLe, kGt, kGe, kEq2, kContains, kDiff, kHead, kGeneral };
+    Kind kind = Kind::kGeneral;
+    Kind cmp = Kind::kEq;             // kDiff, kHead: the comparison (kEq..kGe)
+    int32_t slot = 0, slot2 = 0;
+    int64_t k = 0, k2 = 0;
+    StateLayout::Position pos;        // where `slot` lies in the packed state
     const Expr* e = nullptr;
   };
+  static bool compare(Test::Kind cmp, int64_t v, int64_t k) {
+    switch (cmp) {
+      case Test::Kind::kEq: return v == k;
+      case Test::Kind::kNe: return v != k;
+      case Test::Kind::kLt: return v < k;
+      case Test::Kind::kLe: return v <= k;
+      case Test::Kind::kGt: return v > k;
+      case Test::Kind::kGe: return v >= k;
+      default: return true;
+    }
+  }
   // A statement of a specialised body in a flat form (a small register-free code), run by run_ops(): the common
   // shapes get a direct form; anything else (and every error path) runs the original statement on the tree evaluator,
   // from the same state, so results, messages and spans are those of Machine::exec.
@@ -195,6 +219,7 @@ class ModelSystem : public TransitionSystem {
       kAdd,      // state[slot] = state[src] + k, checked against lo..hi
       kPush,     // push(q, k): q's length slot `slot`, capacity `hi`, scalar elements, k in the element range
       kPop,      // pop(q): length slot `slot`, scalar elements reset to `lo`
+      kClear,    // clear(q): length slot `slot`, capacity `hi`, scalar elements reset to `lo`
       kAssert,   // assert `test` (statement `s` throws when it is false)
       kRequire,  // require `test`: the step is disabled when false
       kIf,       // if `test` is false, continue at `jump`
@@ -211,7 +236,16 @@ class ModelSystem : public TransitionSystem {
   void compile_ops(const std::vector<const Stmt*>& body, std::vector<Instr>& out);
   // Runs ops on machine_.state like Machine::exec(body): false if a `require` failed; throws StepFailure.
   bool run_ops(const std::vector<Instr>& ops);
-  bool test(const Test& t) { return t.kind == Test::Kind::kGeneral ? machine_.eval(t.e) != 0 : quick(t, machine_.state.data()); }
+  bool test(const Test& t) {
+    // head() of an empty queue: the tree raises the runtime error
+    if (t.kind == Test::Kind::kGeneral || (t.kind == Test::Kind::kHead && machine_.state[t.slot] == 0)) {
+      return machine_.eval(t.e) != 0;
+    }
+    return quick(t, machine_.state.data());
+  }
+  // make_test, plus head(q) <cmp> k (statements only).
+  Test make_op_test(const Expr* e) const;
+  void locate(Test& t) const { t.pos = layout_.position(t.slot); }
   static Test make_test(const Expr* e);
   // An action specialised by Simplifier (instance and rule parameters folded in): what successors() runs.
   struct Fast {
@@ -225,6 +259,9 @@ class ModelSystem : public TransitionSystem {
       uint64_t clear, bits;
     };
     bool constant = false;
+    // Every condition is quick and every op a direct form (no general expression, no tree statement, no frame): the
+    // action can run on the packed state itself (run_packed), without unpacking.
+    bool packed = false;
     std::vector<Patch> patch;
     int pc_slot = -1;                 // process steps: the program counter to set to next_pc
     int next_pc = 0;
@@ -244,6 +281,8 @@ class ModelSystem : public TransitionSystem {
       case Test::Kind::kGt: return st[t.slot] > t.k;
       case Test::Kind::kGe: return st[t.slot] >= t.k;
       case Test::Kind::kEq2: return st[t.slot] == t.k || st[t.slot] == t.k2;
+      case Test::Kind::kDiff: return compare(t.cmp, st[t.slot] - st[t.slot2], t.k);
+      case Test::Kind::kHead: return compare(t.cmp, st[t.slot + 1], t.k);
       case Test::Kind::kContains: {
         const int64_t* q = st + t.slot;
         for (int64_t i = 0; i < q[0]; ++i) {
@@ -254,6 +293,35 @@ class ModelSystem : public TransitionSystem {
       default: return true;
     }
   }
+  // quick() on the packed state `w`.
+  [[gnu::always_inline]] bool quick_packed(const Test& t, const uint64_t* w) const {
+    const int64_t v = static_cast<int64_t>((w[t.pos.word] >> t.pos.shift) & t.pos.mask) + t.pos.lo;
+    switch (t.kind) {
+      case Test::Kind::kEq: return v == t.k;
+      case Test::Kind::kNe: return v != t.k;
+      case Test::Kind::kLt: return v < t.k;
+      case Test::Kind::kLe: return v <= t.k;
+      case Test::Kind::kGt: return v > t.k;
+      case Test::Kind::kGe: return v >= t.k;
+      case Test::Kind::kEq2: return v == t.k || v == t.k2;
+      case Test::Kind::kDiff: return compare(t.cmp, v - layout_.get(w, t.slot2), t.k);
+      case Test::Kind::kHead: return compare(t.cmp, layout_.get(w, t.slot + 1), t.k);
+      case Test::Kind::kContains: {
+        for (int64_t i = 0; i < v; ++i) {
+          if (layout_.get(w, t.slot + 1 + static_cast<int>(i)) == t.k) return true;
+        }
+        return false;
+      }
+      default: return true;
+    }
+  }
+  enum class PackedRun { kDisabled, kDone, kSlow };
+  // Runs a `packed` action's ops and pc update on `w` (a copy of the source). kSlow: an error path was met (overflow,
+  // range, queue full or empty, false assert): `w` is garbage and the action must be rerun on the machine.
+  PackedRun run_packed(const Fast& f, uint64_t* w) const;
+  std::vector<int32_t> proc_pc_slot_;                 // per process
+  std::vector<uint32_t> proc_range_base_;             // per process: index in pc_range_ of its pc 0
+  std::vector<std::pair<uint32_t, uint32_t>> pc_range_;  // [first action, end) per (process, pc)
   std::vector<Test> first_test_;      // per action: its first condition if quick (else kGeneral), for a prefilter
 
   const Model& model_;
