@@ -200,6 +200,21 @@ void ModelSystem::build_fast() {
       f.prefiltered = true;
     }
     first_test_.push_back(t);
+    // Raw form: slot == k (or !=, or > lo / < hi ... only == and != here) compared in the packed word.
+    Prefilter pre;
+    if (!model_.slots.empty() && (t.kind == Test::Kind::kEq || t.kind == Test::Kind::kNe)) {
+      const SlotInfo& si = model_.slots[t.slot];
+      pre.kind = t.kind == Test::Kind::kEq ? Prefilter::Kind::kEqRaw : Prefilter::Kind::kNeRaw;
+      pre.word = static_cast<uint32_t>(t.pos.word);
+      if (t.k < si.lo || t.k > si.hi) {
+        pre.mask = 0;  // the slot never holds k: == is false, != is true
+        pre.value = 1;
+      } else {
+        pre.mask = t.pos.mask << t.pos.shift;
+        pre.value = (static_cast<uint64_t>(t.k - t.pos.lo) << t.pos.shift) & pre.mask;
+      }
+    }
+    prefilter_.push_back(pre);
   }
   for (const Invariant& inv : model_.invariants) fast_invariants_.push_back(s.expr(inv.expr));
   fast_end_conds_.resize(model_.processes.size());
@@ -872,14 +887,14 @@ int ModelSystem::successors(const uint64_t* state, SuccessorSink& sink) {
     int64_t pc = layout_.get(src, proc_pc_slot_[p]);
     auto [first, end] = pc_range_[proc_range_base_[p] + pc];
     for (uint32_t id = first; id < end; ++id) {
-      if (quick_packed(first_test_[id], src)) attempt(id);
+      if (prefilter(id, src)) attempt(id);
     }
   }
   for (size_t r = 0; r < model_.rules.size(); ++r) {
     uint32_t first = rule_first_action_[r];
     uint32_t n = static_cast<uint32_t>(model_.rules[r].instances);
     for (uint32_t id = first; id < first + n; ++id) {
-      if (quick_packed(first_test_[id], src)) attempt(id);
+      if (prefilter(id, src)) attempt(id);
     }
   }
   return enabled;

@@ -322,6 +322,22 @@ class ModelSystem : public TransitionSystem {
   std::vector<int32_t> proc_pc_slot_;                 // per process
   std::vector<uint32_t> proc_range_base_;             // per process: index in pc_range_ of its pc 0
   std::vector<std::pair<uint32_t, uint32_t>> pc_range_;  // [first action, end) per (process, pc)
+  // The prefilter of one action in raw form: kEqRaw: (w[word] & mask) == value; kNeRaw: !=; kTest: quick_packed(
+  // first_test_[id]). Equality tests against a constant, the commonest guards, become one load, and and compare.
+  struct Prefilter {
+    enum class Kind : uint8_t { kEqRaw, kNeRaw, kTest } kind = Kind::kTest;
+    uint32_t word = 0;
+    uint64_t mask = 0, value = 0;
+  };
+  bool prefilter(uint32_t id, const uint64_t* w) const {
+    const Prefilter& p = prefilter_[id];
+    switch (p.kind) {
+      case Prefilter::Kind::kEqRaw: return (w[p.word] & p.mask) == p.value;
+      case Prefilter::Kind::kNeRaw: return (w[p.word] & p.mask) != p.value;
+      default: return quick_packed(first_test_[id], w);
+    }
+  }
+  std::vector<Prefilter> prefilter_;  // per action
   std::vector<Test> first_test_;      // per action: its first condition if quick (else kGeneral), for a prefilter
 
   const Model& model_;
