@@ -164,6 +164,63 @@ def report(title, rows):
             mem = (r["rss"] / r["states"]) / (p["rss"] / p["states"])
             wall = p["wall"] / r["wall"]
             print(f"  {t}/{peer}: states/CPU-s x{speed:.2f}, wall-clock speed x{wall:.2f}, RSS bytes/state x{mem:.2f}")
+    return [(f"{title.split(' ')[0]}: {name}", ok) for name, ok in targets(rows)]
+
+
+# ---------------------------------------------------------------- issue 4's targets
+
+TARGET_SPIN_SPEED = 4.0      # exact, one thread: states per CPU second, x SPIN's
+TARGET_STORE_BYTES = 16.0    # visited set + predecessor links, bytes per state
+TARGET_THREADS_SPEEDUP = 1.7  # 2 threads: wall-clock states per second, x one thread's
+TARGET_SPEC_MS = 50.0        # each shipped spec, whole process, wall
+
+
+def verdict(ok):
+    return "met" if ok else "MISSED"
+
+
+def targets(rows):
+    """Prints one line per target of issue 4 that this model's rows can decide; returns [(name, ok)]."""
+    q = dict(rows)
+    one = q.get("qpcheck")
+    out = []
+    if one is None or not one["states"]:
+        return out
+    spin_ = q.get("spin")
+    if spin_ and spin_["states"] == one["states"] and spin_["cpu"] > 0 and one["cpu"] > 0:
+        x = (one["states"] / one["cpu"]) / (spin_["states"] / spin_["cpu"])
+        out.append((f"exact, 1 thread, >= x{TARGET_SPIN_SPEED:g} SPIN states/CPU-s", x >= TARGET_SPIN_SPEED, f"x{x:.2f}"))
+    if one.get("store_bytes"):
+        b = one["store_bytes"] / one["states"]
+        out.append((f"<= {TARGET_STORE_BYTES:g} bytes/state (visited set + links)", b <= TARGET_STORE_BYTES, f"{b:.1f}"))
+    for t, r in rows:
+        if t.startswith("qpcheck ") and t.endswith(" threads") and r["states"] == one["states"] and r["wall"] > 0:
+            n = int(t.split()[1])
+            x = one["wall"] / r["wall"]
+            goal = TARGET_THREADS_SPEEDUP if n == 2 else None
+            if goal is not None:
+                out.append((f"{n} threads >= x{goal:g} one thread (wall)", x >= goal, f"x{x:.2f}"))
+            else:
+                print(f"  {n} threads: x{x:.2f} one thread (wall); the target is stated for 2")
+    for name, ok, figure in out:
+        print(f"  target {name}: {figure} {verdict(ok)}")
+    return [(name, ok) for name, ok, _ in out]
+
+
+def shipped_specs(binary, repo, runs=10):
+    """Mean wall clock of `qpcheck verify` on each spec/0*.qpspec over `runs` runs; prints them against the target."""
+    specs = sorted(f for f in os.listdir(os.path.join(repo, "spec")) if f.startswith("0") and f.endswith(".qpspec"))
+    print(f"\nshipped specs, whole process (start-up, parse, search, report), mean wall of {runs} runs")
+    worst = 0.0
+    for f in specs:
+        path = os.path.join(repo, "spec", f)
+        walls = [Meter.run([binary, "verify", path])["wall"] for _ in range(runs)]
+        ms = 1000 * sum(walls) / len(walls)
+        worst = max(worst, ms)
+        print(f"  {f:<40} {ms:7.1f} ms")
+    ok = worst < TARGET_SPEC_MS
+    print(f"  target each shipped spec < {TARGET_SPEC_MS:g} ms wall: slowest {worst:.1f} ms {verdict(ok)}")
+    return [("shipped specs", ok)]
 
 
 def main():
@@ -184,6 +241,7 @@ def main():
     work = tempfile.mkdtemp(prefix="qpbench-")
     try:
         jobs = []
+        results = []
         if a.only in (None, "phil"):
             jobs.append((f"dining philosophers N={a.phil}", "phil", os.path.join(a.repo, "tests/corpus/philosophers.qpspec"),
                          {"N": a.phil}, {"N": a.phil}))
@@ -198,7 +256,12 @@ def main():
                 # The philosophers' DFS is deeper than SPIN's depth bound; SPIN's BFS has none.
                 rows.append(("spin", spin(work, os.path.join(models, base + ".pml"), consts, bfs=(base == "phil"))))
                 rows.append(("rumur", rumur(work, os.path.join(models, base + ".m"), consts)))
-            report(title, rows)
+            results += report(title, rows)
+        if a.only is None:
+            results += shipped_specs(a.qpcheck, a.repo)
+        missed = [name for name, ok in results if not ok]
+        print(f"\ntargets: {len(results) - len(missed)} met, {len(missed)} missed"
+              + (f" ({'; '.join(missed)})" if missed else ""))
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

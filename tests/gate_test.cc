@@ -217,6 +217,20 @@ TEST_CASE("vacuity and statements never executed") {
   CHECK(property(config(off, "tests/gate/vacuous.qpspec", "default"), "alarm_means_big")["vacuous"] == false);
 }
 
+TEST_CASE("a report on '-' is refused (exit 4): stdout carries the summary, and no file named '-' appears") {
+  for (const char* which : {"junit", "sarif", "json"}) {
+    cli::GateOptions o;
+    (std::string(which) == "junit" ? o.junit : std::string(which) == "sarif" ? o.sarif : o.json) = "-";
+    Run r = gate({"spec/01_linux_today.qpspec"}, o);
+    CAPTURE(which);
+    CHECK(r.rc == 4);
+    CHECK(r.out.empty());
+    CHECK(r.err == fmt::format("qpcheck: error: --{0} -: stdout carries the summary; give --{0} a file (for the JSON "
+                               "summary on stdout, use --format json)\n", which));
+    CHECK(!std::filesystem::exists("-"));
+  }
+}
+
 TEST_CASE("JUnit validates against tests/schemas/junit.xsd and SARIF against the SARIF 2.1.0 schema") {
   fs::path dir = tmp_dir();
   cli::GateOptions o;

@@ -140,6 +140,15 @@ int run_gate(const GateOptions& opt, std::ostream& out, std::ostream& err) {
   for (const std::string& d : default_lib_dirs()) go.lib_dirs.push_back(d);
   go.progress = progress_printer();
 
+  // stdout carries the summary (text, or JSON with --format json): a report there would be mixed into it.
+  for (const auto& [name, path] : {std::pair<const char*, const std::string*>{"--junit", &opt.junit},
+                                   {"--sarif", &opt.sarif}, {"--json", &opt.json}}) {
+    if (*path == "-") {
+      err << fmt::format("qpcheck: error: {} -: stdout carries the summary; give {} a file (for the JSON summary on "
+                         "stdout, use --format json)\n", name, name);
+      return code(ExitCode::kUsage);
+    }
+  }
   std::vector<std::pair<std::string, std::string>> inputs;
   for (const std::string& spec : specs) inputs.emplace_back("spec", spec);
   std::string conflict = output_path_conflict({{"--junit", opt.junit}, {"--sarif", opt.sarif}, {"--json", opt.json}},

@@ -164,6 +164,26 @@ TEST_CASE("exit codes by class") {
   CHECK(run(o).rc == code(ExitCode::kInvalidSpec));
 }
 
+TEST_CASE("a spec file over 16 MiB is refused whole; one of exactly 16 MiB is read to its end") {
+  // The reader grows its buffer chunk by chunk: the limit must still cut at 16 MiB + 1, not at a chunk boundary.
+  const std::string body = "param N: 0..1 = 0;\nvar x: 0..1 = 0;\nprocess p { l: when x == 0 { x = 1; } }\n";
+  std::string text = body + std::string((16u << 20) - body.size(), ' ');
+  for (int extra : {0, 1}) {
+    std::string path = tmp("big.qpspec");
+    std::ofstream(path, std::ios::binary) << text << std::string(static_cast<size_t>(extra), '\n');
+    VerifyOptions o;
+    o.file = path;
+    Run r = run(o);
+    CAPTURE(extra);
+    if (extra == 0) {
+      CHECK(r.rc == code(ExitCode::kHolds));
+    } else {
+      CHECK(r.rc == code(ExitCode::kUsage));
+      CHECK(r.err == "qpcheck: error: spec file '" + path + "' is larger than 16 MiB\n");
+    }
+  }
+}
+
 TEST_CASE("--trace-out: a bad path is a usage error before the search; a full disk still prints the report") {
   VerifyOptions o;
   o.file = "spec/03_patch_passive_first_ib.qpspec";

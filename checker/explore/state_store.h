@@ -1,20 +1,37 @@
 // The explicit engine's visited set: every distinct packed state once, in insertion order, with the predecessor that
 // first reached it (traces are rebuilt from these links and by re-running the predecessor's actions to find the one
-// that leads to the state; compare TLC's TLCTrace).
+// that leads to the state; compare TLC's TLCTrace). Exact storage: no state is ever lost or merged with another.
 //
-// Layout (exact storage, no state is ever lost):
-//  - rows: each state is stored as the concatenation of the used bits of its words (StateLayout never lets a field
-//    straddle a word, so words have unused high bits), rounded up to whole bytes: `row_bytes` per state, in chunks of
-//    2^16 rows allocated as needed (no doubling slack);
-//  - predecessor links: one uint32 per state, chunked the same way;
-//  - an open-addressing table of uint32 (id + 1; 0 = empty) with linear probing, indexed by a 64-bit hash of the
-//    row mapped onto the table by multiply-shift (any table size, so it grows by 1.5x and stays 53-80% full).
-// Bytes per state, all in: row_bytes + 4 + 4/load. Ids are dense: the n-th distinct state inserted has id n-1.
+// Ids are dense: the n-th distinct state inserted has id n-1. Each state has one uint32 predecessor link.
+//
+// Layout. A packed state is cut into leaves of at most two words (128 bits); StateLayout never lets a field straddle
+// a word, so each word keeps only its used bits (`word_bits`), and a leaf's row is the concatenation of those bits,
+// rounded up to whole bytes.
+//  - Narrow states (<= 128 used bits, e.g. the philosophers' 48): one leaf; a state's row is its packed bits.
+//  - Wider states: tree compression (Laarman, van de Pol, Weber, "Parallel recursive state compression for free",
+//    SPIN 2011; Blom, Lisser, van de Pol, Weber, "A database approach to distributed state space generation", 2009).
+//    The words are split into two halves (recursively, until a part fits a leaf); each distinct half is stored once
+//    in its own child set with its own dense ids, and a state's row is the pair (left id, right id), each trimmed to
+//    the bits its child needs now, rows bit-packed back to back. When a child's count crosses a power of two the
+//    parent's rows are re-encoded wider. A node's index is keyed by the hash of its content (a leaf's packed bits; an inner node combines its
+//    children's hashes), not by the row bytes, so it survives re-encoding, and the root's slot is known (and
+//    prefetched) before the children are looked up.
+//    rdma_cm N=4 M=3 (204 bits, 3,748,096 states): 104,976 distinct left halves and 50,625 right halves, so a root
+//    row is 17 + 16 = 33 bits instead of 26 bytes.
+// Every set (root and children) is an open-addressing table of uint32 entries with linear probing, indexed by a
+// 64-bit hash mapped onto the table by multiply-shift (any size: grows by 1.5x and stays 53-80 % full). An entry holds
+// id + 1 in its low ceil(log2(capacity + 1)) bits (0 = empty) and, in the otherwise unused high bits, a tag taken
+// from the hash, so most probes reject a slot without touching the stored row. Rows live in chunks of 2^14.
+// The slot is taken from the hash's high bits (multiply-shift) and the tag from bits bit_width(capacity)..31, so a
+// caller that partitions states by prepare()'s hash should use its lowest bits (h % shards for few shards).
+// Bytes per state, all in: row bytes + 4 (link) + 4 / load (table) + the children's share (their rows, tables and
+// 4 bytes per entry: the high half of its hash, so that a parent grows without re-reading child rows).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 namespace qpcheck::explore {
@@ -23,63 +40,74 @@ inline constexpr uint32_t kNoState = UINT32_MAX;
 
 class StateStore {
  public:
-  // `word_bits[i]`: bits used in word i of a packed state (1..64); words = word_bits.size().
-  explicit StateStore(const std::vector<int>& word_bits);
+  // At most this many states (the id space is uint32, and UINT32_MAX is kNoState).
+  static constexpr uint64_t kMaxStates = UINT32_MAX - 2;
+
+  // `word_bits[i]`: bits used in word i of a packed state (1..64; 0 counts as 1); words = word_bits.size().
+  // `max_states` (<= kMaxStates) lowers the limit, for tests of the overflow path.
+  explicit StateStore(const std::vector<int>& word_bits, uint64_t max_states = kMaxStates);
+  ~StateStore();
+  StateStore(const StateStore&) = delete;
+  StateStore& operator=(const StateStore&) = delete;
 
   // Inserts `state` (words() uint64) if it is new. Returns {id, true} for a new state, {existing id, false}
-  // otherwise. At most 2^32-2 states (std::length_error beyond).
+  // otherwise. Throws std::length_error when a new state would exceed max_states.
   std::pair<uint32_t, bool> insert(const uint64_t* state, uint32_t predecessor);
 
-  uint64_t size() const { return size_; }
+  uint64_t size() const;
   bool contains(const uint64_t* state) const;
   // Thread-safe variant while no thread inserts: `scratch` holds scratch_words() uint64.
   bool contains(const uint64_t* state, uint64_t* scratch) const;
-  int scratch_words() const { return row_words_ + 1; }
+  int scratch_words() const { return prep_words_; }
 
-  // The same operations split for parallel callers: prepare() packs `state` into `row` (scratch_words() uint64)
-  // and returns its hash; the *_prepared calls take that row and hash.
-  uint64_t prepare(const uint64_t* state, uint64_t* row) const {
-    compress(state, row);
-    return hash(row);
-  }
-  bool contains_prepared(const uint64_t* row, uint64_t h) const {
-    bool found;
-    find(row, h, &found);
-    return found;
-  }
+  // The same operations split for parallel callers: prepare() packs `state` into `row` (scratch_words() uint64, all
+  // written: equal states give equal rows) and returns its 64-bit hash, a pure function of the state; the *_prepared
+  // calls take that row and hash. contains_prepared is thread-safe while no thread inserts.
+  uint64_t prepare(const uint64_t* state, uint64_t* row) const;
+  bool contains_prepared(const uint64_t* row, uint64_t h) const;
+  // A hint: starts loading the root index slot of hash `h`, for a caller that prepares several states before
+  // inserting them. Never required.
+  void prefetch(uint64_t h) const;
   std::pair<uint32_t, bool> insert_prepared(const uint64_t* row, uint64_t h, uint32_t predecessor);
   // Writes state `id` (words() uint64) to `out`.
   void load(uint32_t id, uint64_t* out) const;
   uint32_t predecessor(uint32_t id) const { return pred_[id >> kChunkShift][id & kChunkMask]; }
-  int words() const { return static_cast<int>(word_bits_.size()); }
-  int row_bytes() const { return row_bytes_; }
-  // Bytes held by the rows, the links and the table (allocated, not used).
+  int words() const { return words_; }
+  // Bytes of one root row (the packed state; with tree compression the pair of child ids, rounded up).
+  int row_bytes() const;
+  // True if states are stored as trees (more than 128 used bits).
+  bool tree() const;
+  // Bytes held by the rows, the links and the tables of every level (allocated, not used).
   uint64_t bytes() const;
 
+  struct Node;  // one level of the tree (defined in state_store.cc)
+
  private:
-  static constexpr int kChunkShift = 16;
+  static constexpr int kChunkShift = 14;
   static constexpr uint32_t kChunkMask = (1u << kChunkShift) - 1;
 
-  // Packs `state` into `row` (row_words_ uint64, zero padded).
-  void compress(const uint64_t* state, uint64_t* row) const;
-  const uint8_t* row(uint32_t id) const {
-    return rows_[id >> kChunkShift].get() + static_cast<size_t>(id & kChunkMask) * row_bytes_;
-  }
-  uint64_t hash(const uint64_t* row) const;
-  uint64_t slot_of(uint64_t h) const { return static_cast<uint64_t>((static_cast<__uint128_t>(h) * table_.size()) >> 64); }
-  // Finds `row` (compressed): the table position holding it, or the empty position where it would go.
-  uint64_t find(const uint64_t* row, uint64_t h, bool* found) const;
-  void grow();
+  // Packs `state` into the prepared row: each leaf's bits at its offset.
+  void pack(const uint64_t* state, uint64_t* row) const;
+  template <class F>
+  auto with_hashes(const uint64_t* row, const F& f) const;
+  // Inserts prepared `row` given the content hash of every node (`hs`, indexed by pre-order number).
+  std::pair<uint32_t, bool> insert_hashed(const uint64_t* row, const uint64_t* hs, uint32_t predecessor);
 
-  std::vector<int> word_bits_;
-  int row_bytes_ = 0;
-  int row_words_ = 0;
-  uint64_t size_ = 0;
-  std::vector<std::unique_ptr<uint8_t[]>> rows_;
+  int words_ = 0;
+  int prep_words_ = 0;
+  int nodes_ = 0;                          // tree nodes (1 for a flat store)
+  uint64_t max_states_;
+  std::unique_ptr<Node> root_;
+  // How pack() places each word of the state: row[dst] |= (state[word] & mask) << shift, spilling into row[dst + 1].
+  struct Piece {
+    int word, dst, shift;
+    bool spill;
+    uint64_t mask;
+  };
+  std::vector<Piece> pieces_;
   std::vector<std::unique_ptr<uint32_t[]>> pred_;
-  std::vector<uint32_t> table_;
-  uint64_t grow_at_ = 0;
-  mutable std::vector<uint64_t> scratch_;  // compressed candidate row
+  mutable std::vector<uint64_t> scratch_;  // prepared candidate row
+  std::vector<uint64_t> hashes_;           // per node, for insertions
 };
 
 // Hash compaction (Wolper and Leroy, "Reliable hashing without collision detection", CAV 1993): the visited set keeps

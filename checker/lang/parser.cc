@@ -720,11 +720,16 @@ std::string read_file(const std::string& path, bool* ok, bool* too_big) {
   if (!std::filesystem::is_regular_file(path, ec)) { *ok = false; return {}; }
   std::ifstream in(path, std::ios::binary);
   if (!in) { *ok = false; return {}; }
-  std::string text(kMaxSpecBytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<size_t>(in.gcount()));
+  // Grows with what is read (64 KiB at a time): a zero-filled 16 MiB buffer per file cost ~8,000 page faults, about
+  // half of a shipped spec's run time.
+  std::string text;
+  char chunk[1 << 16];
+  while (text.size() <= kMaxSpecBytes && in.read(chunk, sizeof chunk).gcount() > 0) {
+    text.append(chunk, static_cast<size_t>(in.gcount()));
+  }
   *ok = !in.bad();
   *too_big = text.size() > kMaxSpecBytes;
+  if (*too_big) text.resize(kMaxSpecBytes + 1);
   return text;
 }
 

@@ -300,7 +300,8 @@ std::string to_mermaid(const Trace& t) {
     for (char c : s) {
       if (c == '#') out += "#35;";
       else if (c == ';') out += "#59;";
-      else if (c == '\n' || c == '\r') out += ' ';
+      else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) out += ' ';  // a line break or control
+                                                                                // character would end the statement
       else out += c;
     }
     return out;

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include "checker/trace/build.h"
+#include "checker/trace/msc.h"
 #include "tests/support/compile.h"
 
 namespace qpcheck::trace {
@@ -55,6 +56,14 @@ TEST_CASE("trace reconstruction: steps, actors, verbs calls and changes") {
   CHECK(t.steps[1].actor == "deliver");
   CHECK(t.steps[1].verbs == "fabric: Send");
   CHECK(t.steps[1].changes.back().name == "hit");
+}
+
+TEST_CASE("Mermaid: a control character in a label cannot end a statement early") {
+  Trace t = make_trace();
+  t.message = "tab\there\x1b[31m escape\rreturn\x7f";
+  std::string m = to_mermaid(t);
+  CHECK(m.find("VIOLATED tab here [31m escape return \n") != std::string::npos);
+  for (char c : m) CHECK((c == '\n' || (static_cast<unsigned char>(c) >= 0x20 && c != 0x7f)));
 }
 
 TEST_CASE("text report: verdict, property line, numbered steps") {

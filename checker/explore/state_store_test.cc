@@ -1,0 +1,169 @@
+#include "checker/explore/state_store.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <map>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+namespace qpcheck::explore {
+namespace {
+
+using State = std::vector<uint64_t>;
+
+// A fixed scramble of a small choice, so few values per word still spread over all its bits.
+uint64_t mix_for_test(uint64_t x, size_t word) {
+  x = (x + 1) * 0x9E3779B97F4A7C15ULL + word;
+  return x ^ (x >> 29);
+}
+
+uint64_t mask(int bits) { return bits >= 64 ? ~0ULL : (1ULL << bits) - 1; }
+
+// Inserts `states` (with repeats) into a store and into a std::map reference, checking every answer: fresh exactly
+// when the reference has not seen the state, ids dense in insertion order, predecessors kept, load() round trips,
+// contains() and the prepared calls agree. Returns the store's bytes per state.
+double check_against_reference(const std::vector<int>& bits, const std::vector<State>& states, bool expect_tree) {
+  StateStore store(bits);
+  CHECK(store.tree() == expect_tree);
+  CHECK(store.words() == static_cast<int>(bits.size()));
+  std::map<State, uint32_t> ref;
+  std::vector<const State*> by_id;
+  std::vector<uint32_t> preds;
+  std::vector<uint64_t> row(store.scratch_words()), row2(store.scratch_words()), out(bits.size());
+  for (size_t k = 0; k < states.size(); ++k) {
+    const State& s = states[k];
+    auto it = ref.find(s);
+    // contains and contains_prepared before the insertion
+    uint64_t h = store.prepare(s.data(), row.data());
+    REQUIRE(store.contains(s.data()) == (it != ref.end()));
+    REQUIRE(store.contains_prepared(row.data(), h) == (it != ref.end()));
+    uint32_t pred = static_cast<uint32_t>(k * 7919);
+    auto [id, fresh] = (k % 2 == 0) ? store.insert(s.data(), pred) : store.insert_prepared(row.data(), h, pred);
+    if (it == ref.end()) {
+      REQUIRE(fresh);
+      REQUIRE(id == ref.size());  // dense ids in insertion order
+      ref.emplace(s, id);
+      by_id.push_back(&states[k]);
+      preds.push_back(pred);
+    } else {
+      REQUIRE_FALSE(fresh);
+      REQUIRE(id == it->second);
+    }
+    REQUIRE(store.size() == ref.size());
+    // prepare is a pure function of the state
+    REQUIRE(store.prepare(s.data(), row2.data()) == h);
+    REQUIRE(row == row2);
+  }
+  // every state loads back exactly, with its first predecessor, after all the grows and re-encodings
+  for (uint32_t id = 0; id < by_id.size(); ++id) {
+    store.load(id, out.data());
+    REQUIRE(out == *by_id[id]);
+    REQUIRE(store.predecessor(id) == preds[id]);
+    REQUIRE(store.contains(by_id[id]->data()));
+  }
+  return static_cast<double>(store.bytes()) / static_cast<double>(store.size());
+}
+
+// Random states of layout `bits`, each word drawn from `choices` values per word (0: any value in its bits); a third
+// of the draws repeat an earlier state.
+std::vector<State> random_states(const std::vector<int>& bits, size_t n, uint64_t choices, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<State> out;
+  for (size_t k = 0; k < n; ++k) {
+    if (!out.empty() && rng() % 3 == 0) {
+      out.push_back(out[rng() % out.size()]);
+      continue;
+    }
+    State s(bits.size());
+    for (size_t w = 0; w < bits.size(); ++w) {
+      uint64_t x = choices ? mix_for_test(rng() % choices, w) : rng();
+      s[w] = x & mask(bits[w]);
+    }
+    out.push_back(s);
+  }
+  return out;
+}
+
+TEST_CASE("StateStore, narrow layout (one word, 48 bits): random states against a std::map, across grows") {
+  std::vector<int> bits = {48};
+  double bps = check_against_reference(bits, random_states(bits, 60000, 0, 1), false);
+  CHECK(bps > 6);
+}
+
+TEST_CASE("StateStore, two words of 64 and 64 bits stay flat (a 16-byte row)") {
+  std::vector<int> bits = {64, 64};
+  check_against_reference(bits, random_states(bits, 20000, 0, 2), false);
+  StateStore s(bits);
+  CHECK(s.row_bytes() == 16);
+}
+
+TEST_CASE("StateStore, odd widths pack across word boundaries of the row") {
+  std::vector<int> bits = {1, 63, 5, 40};
+  check_against_reference(bits, random_states(bits, 20000, 0, 3), false);
+  StateStore s(bits);
+  CHECK(s.row_bytes() == 14);  // 109 bits
+}
+
+TEST_CASE("StateStore, wide layout (204 bits like rdma_cm): tree compression, random halves") {
+  std::vector<int> bits = {64, 64, 64, 12};
+  // all words random: every half is new, so the children grow as fast as the root and re-encode often
+  check_against_reference(bits, random_states(bits, 30000, 0, 4), true);
+}
+
+TEST_CASE("StateStore, wide layout with repeating halves: rows are pairs of small ids") {
+  std::vector<int> bits = {64, 64, 64, 12};
+  // 300 distinct left halves x 300 distinct right halves, in random order with repeats
+  std::mt19937_64 rng(5);
+  std::vector<State> lefts, rights, states;
+  for (int i = 0; i < 300; ++i) lefts.push_back({rng(), rng()});
+  for (int i = 0; i < 300; ++i) rights.push_back({rng(), rng() & mask(12)});
+  for (int i = 0; i < 300; ++i) {
+    for (int j = 0; j < 300; ++j) states.push_back({lefts[i][0], lefts[i][1], rights[j][0], rights[j][1]});
+  }
+  std::shuffle(states.begin(), states.end(), rng);
+  for (int k = 0; k < 20000; ++k) states.push_back(states[rng() % 90000]);
+  double bps = check_against_reference(bits, states, true);
+  // a flat store would take 26 (row) + 4 (link) + >= 5 (table) bytes per state; here 18 bits + 4 + table, with rows and
+  // links in chunks of 2^14
+  CHECK(bps < 16.0);
+  StateStore s(bits);
+  for (const State& x : states) s.insert(x.data(), kNoState);
+  CHECK(s.size() == 90000);
+  CHECK(s.row_bytes() == 3);  // 9 + 9 bits of child ids
+}
+
+TEST_CASE("StateStore, deeper trees (7 words, 420 bits) with few values per word") {
+  std::vector<int> bits = {64, 60, 64, 64, 40, 64, 64};
+  check_against_reference(bits, random_states(bits, 40000, 5, 6), true);
+  check_against_reference(bits, random_states(bits, 10000, 0, 7), true);
+}
+
+TEST_CASE("StateStore, constant words (0 bits used) and a single state") {
+  std::vector<int> bits = {0, 0, 0};
+  StateStore s(bits);
+  State zero(3, 0);
+  CHECK(s.insert(zero.data(), kNoState) == std::pair<uint32_t, bool>{0, true});
+  CHECK(s.insert(zero.data(), 5) == std::pair<uint32_t, bool>{0, false});
+  CHECK(s.predecessor(0) == kNoState);
+  State out(3, 9);
+  s.load(0, out.data());
+  CHECK(out == zero);
+}
+
+TEST_CASE("StateStore: a new state beyond max_states throws std::length_error; known states are still found") {
+  for (std::vector<int> bits : {std::vector<int>{16}, std::vector<int>{64, 64, 64}}) {
+    StateStore s(bits, 5);
+    std::vector<State> states;
+    for (uint64_t i = 0; i < 6; ++i) states.push_back(State(bits.size(), i + 1));
+    for (int i = 0; i < 5; ++i) CHECK(s.insert(states[i].data(), kNoState).second);
+    CHECK_THROWS_AS(s.insert(states[5].data(), kNoState), std::length_error);
+    CHECK(s.size() == 5);
+    CHECK(s.insert(states[2].data(), kNoState) == std::pair<uint32_t, bool>{2, false});
+    CHECK_FALSE(s.contains(states[5].data()));
+  }
+}
+
+}  // namespace
+}  // namespace qpcheck::explore
