@@ -329,7 +329,7 @@ class ModelSystem : public TransitionSystem {
     uint32_t word = 0;
     uint64_t mask = 0, value = 0;
   };
-  bool prefilter(uint32_t id, const uint64_t* w) const {
+  [[gnu::always_inline]] bool prefilter(uint32_t id, const uint64_t* w) const {
     const Prefilter& p = prefilter_[id];
     switch (p.kind) {
       case Prefilter::Kind::kEqRaw: return (w[p.word] & p.mask) == p.value;
