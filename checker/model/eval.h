@@ -50,6 +50,8 @@ class Machine {
   // Executes `body` in order on `state`. Returns false if a `require` failed (the step is disabled; `state` is then
   // partially updated and must be discarded). Throws StepFailure on fail/assert/runtime errors.
   bool exec(const std::vector<const Stmt*>& body);
+  // Executes one statement like exec({s}).
+  bool exec_stmt(const Stmt* s) { return exec_one(s); }
   // Binds frame slot `index` (rule parameters, instance variables).
   void bind(int index, int64_t value) { frame[index] = value; }
 

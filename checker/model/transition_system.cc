@@ -70,7 +70,9 @@ ModelSystem::ModelSystem(const Model& model)
   }
   machine_.state = model.initial;
   machine_.track_writes();
+  inv_machine_.state = model.initial;
   build_fast();
+  build_invariant_deps();
 }
 
 void ModelSystem::build_fast() {
@@ -127,17 +129,92 @@ void ModelSystem::build_fast() {
     }
     if (!f.never) s.stmts(*body, f.body);
     for (auto [frame, v] : bound) s.unbind(frame);
+    compile_ops(f.body, f.ops);
+    f.constant = f.rule < 0 && !f.never &&
+                 std::all_of(f.ops.begin(), f.ops.end(), [](const Instr& o) { return o.kind == Instr::Kind::kSet; });
+    if (f.constant) {
+      // Apply the writes in order to a scratch word set, remembering which bits they cover.
+      std::vector<uint64_t> bits(layout_.words(), 0), clear(layout_.words(), 0);
+      auto write = [&](int slot, int64_t v) {
+        auto [w, m] = layout_.field_bits(slot);
+        layout_.set(bits.data(), slot, v);
+        clear[w] |= m;
+      };
+      for (const Instr& o : f.ops) write(o.slot, o.k);
+      if (f.pc_slot >= 0) write(f.pc_slot, f.next_pc);
+      for (int w = 0; w < layout_.words(); ++w) {
+        if (clear[w] != 0) f.patch.push_back(Fast::Patch{w, clear[w], bits[w]});
+      }
+    }
   }
-  for (const Fast& f : fast_) {
+  for (size_t p = 0; p < model_.processes.size(); ++p) {
+    proc_pc_slot_.push_back(model_.processes[p].pc_slot);
+    proc_range_base_.push_back(static_cast<uint32_t>(pc_range_.size()));
+    for (size_t pc = 0; pc < model_.processes[p].edges.size(); ++pc) {
+      uint32_t first = first_action_[p][pc];
+      pc_range_.emplace_back(first, first + static_cast<uint32_t>(model_.processes[p].edges[pc].size()));
+    }
+  }
+  for (Fast& f : fast_) {
+    // Packed-state execution: quick tests and direct ops only, with every value written inside its slot's range
+    // (StateLayout::set keeps only the field's bits).
+    auto slot_range = [&](int64_t slot, int64_t lo, int64_t hi) {
+      return model_.slots[slot].lo <= lo && hi <= model_.slots[slot].hi;
+    };
+    bool packed = f.rule < 0 && !f.never;
+    for (const Test& t : f.conds) packed = packed && t.kind != Test::Kind::kGeneral;
+    for (const Instr& o : f.ops) {
+      switch (o.kind) {
+        case Instr::Kind::kSet:
+        case Instr::Kind::kAdd:
+        case Instr::Kind::kJump: break;
+        case Instr::Kind::kPush:
+        case Instr::Kind::kPop:
+        case Instr::Kind::kClear: {
+          const Type* qt = o.s->lhs->type;
+          packed = packed && slot_range(o.slot, 0, qt->capacity);
+          for (int i = 0; i < qt->capacity; ++i) {
+            packed = packed && slot_range(o.slot + 1 + i, qt->elem->lo, qt->elem->hi);
+          }
+          break;
+        }
+        case Instr::Kind::kAssert:
+        case Instr::Kind::kRequire:
+        case Instr::Kind::kIf: packed = packed && o.test.kind != Test::Kind::kGeneral; break;
+        case Instr::Kind::kStmt: packed = false; break;
+      }
+    }
+    f.packed = packed;
+    if (!model_.slots.empty()) {
+      for (Test& c : f.conds) locate(c);
+      for (Instr& o : f.ops) locate(o.test);
+    }
     Test t;  // kGeneral: no prefilter
-    if (f.never) {
+    if (f.never && !model_.slots.empty()) {
       t.kind = Test::Kind::kLt;  // st[0] < INT64_MIN: never
       t.slot = 0;
       t.k = INT64_MIN;
+      locate(t);
     } else if (!f.conds.empty() && f.conds[0].kind != Test::Kind::kGeneral) {
       t = f.conds[0];
+      f.prefiltered = true;
     }
     first_test_.push_back(t);
+    // Raw form: slot == k (or !=, or > lo / < hi ... only == and != here) compared in the packed word.
+    Prefilter pre;
+    if (!model_.slots.empty() && (t.kind == Test::Kind::kEq || t.kind == Test::Kind::kNe)) {
+      const SlotInfo& si = model_.slots[t.slot];
+      pre.kind = t.kind == Test::Kind::kEq ? Prefilter::Kind::kEqRaw : Prefilter::Kind::kNeRaw;
+      pre.word = static_cast<uint32_t>(t.pos.word);
+      if (t.k < si.lo || t.k > si.hi) {
+        pre.mask = 0;  // the slot never holds k: == is false, != is true
+        pre.value = 1;
+      } else {
+        pre.mask = t.pos.mask << t.pos.shift;
+        pre.value = (static_cast<uint64_t>(t.k - t.pos.lo) << t.pos.shift) & pre.mask;
+      }
+    }
+    prefilter_.push_back(pre);
   }
   for (const Invariant& inv : model_.invariants) fast_invariants_.push_back(s.expr(inv.expr));
   fast_end_conds_.resize(model_.processes.size());
@@ -169,6 +246,18 @@ ModelSystem::Test ModelSystem::make_test(const Expr* e) {
   };
   int sa = -1;
   switch (e->op) {
+    case Op::kOr: {
+      // slot == k || slot == k2 (both sides quick, so neither can fail)
+      Test x = make_test(e->a), y = make_test(e->b);
+      if (x.kind == K::kEq && y.kind == K::kEq && x.slot == y.slot) {
+        set(K::kEq2, x.slot, x.k);
+        t.k2 = y.k;
+      }
+      break;
+    }
+    case Op::kContains:
+      if (e->a->op == Op::kSlot && e->b->op == Op::kConst) set(K::kContains, static_cast<int>(e->a->value), e->b->value);
+      break;
     case Op::kSlot:
       if ((sa = slot_of(e)) >= 0) set(K::kNe, sa, 0);
       break;
@@ -197,9 +286,39 @@ ModelSystem::Test ModelSystem::make_test(const Expr* e) {
       int i = static_cast<int>(e->op) - static_cast<int>(Op::kEq);
       if ((sa = slot_of(e->a)) >= 0 && e->b->op == Op::kConst) set(kinds[i], sa, e->b->value);
       else if ((sa = slot_of(e->b)) >= 0 && e->a->op == Op::kConst) set(mirrored[i], sa, e->a->value);
+      else if (e->a->op == Op::kSub && e->b->op == Op::kConst) {
+        // x - y <cmp> k over two static slots whose values are small enough that the difference cannot overflow
+        const Expr* x = e->a->a;
+        const Expr* y = e->a->b;
+        constexpr int64_t kSmall = int64_t{1} << 61;
+        auto small = [&](const Expr* v) {
+          return v->op == Op::kSlot && v->type->scalar() && v->type->lo > -kSmall && v->type->hi < kSmall;
+        };
+        if (small(x) && small(y)) {
+          set(K::kDiff, static_cast<int>(x->value), e->b->value);
+          t.slot2 = static_cast<int32_t>(y->value);
+          t.cmp = kinds[i];
+        }
+      }
       break;
     }
     default: break;
+  }
+  return t;
+}
+
+ModelSystem::Test ModelSystem::make_op_test(const Expr* e) const {
+  Test t = make_test(e);
+  if (t.kind != Test::Kind::kGeneral) return t;
+  using K = Test::Kind;
+  // head(q) <cmp> k, q a static queue of scalars
+  if (e->op >= Op::kEq && e->op <= Op::kGe && !e->equal_composite && e->a->op == Op::kHead &&
+      e->a->a->op == Op::kSlot && e->a->type->scalar() && e->b->op == Op::kConst) {
+    K kinds[] = {K::kEq, K::kNe, K::kLt, K::kLe, K::kGt, K::kGe};
+    t.kind = K::kHead;
+    t.cmp = kinds[static_cast<int>(e->op) - static_cast<int>(Op::kEq)];
+    t.slot = static_cast<int32_t>(e->a->a->value);
+    t.k = e->b->value;
   }
   return t;
 }
@@ -208,18 +327,228 @@ bool ModelSystem::conds_hold(const Fast& f) {
   if (f.never) return false;
   if (f.rule >= 0) bind_rule_tuple(model_.rules[f.rule], f.tuple);
   const int64_t* st = machine_.state.data();
-  for (const Test& t : f.conds) {
-    bool ok;
-    switch (t.kind) {
-      case Test::Kind::kEq: ok = st[t.slot] == t.k; break;
-      case Test::Kind::kNe: ok = st[t.slot] != t.k; break;
-      case Test::Kind::kLt: ok = st[t.slot] < t.k; break;
-      case Test::Kind::kLe: ok = st[t.slot] <= t.k; break;
-      case Test::Kind::kGt: ok = st[t.slot] > t.k; break;
-      case Test::Kind::kGe: ok = st[t.slot] >= t.k; break;
-      default: ok = machine_.eval(t.e) != 0; break;
+  for (size_t i = f.prefiltered ? 1 : 0, n = f.conds.size(); i < n; ++i) {
+    const Test& t = f.conds[i];
+    if (!(t.kind == Test::Kind::kGeneral ? machine_.eval(t.e) != 0 : quick(t, st))) return false;
+  }
+  return true;
+}
+
+void ModelSystem::compile_ops(const std::vector<const Stmt*>& body, std::vector<Instr>& out) {
+  using K = Instr::Kind;
+  auto scalar_slot = [](const Expr* x) { return x->op == Op::kSlot && x->type->scalar(); };
+  auto in = [](int64_t v, const Type* t) { return v >= t->lo && v <= t->hi; };
+  constexpr int64_t kSmall = int64_t{1} << 62;  // addends whose negation and sums cannot wrap silently
+  for (const Stmt* s : body) {
+    Instr o;
+    o.s = s;
+    switch (s->op) {
+      case SOp::kSkip: continue;
+      case SOp::kAssign: {
+        const Expr* l = s->lhs;
+        const Expr* r = s->rhs;
+        if (!scalar_slot(l)) break;
+        const SlotInfo& si = model_.slots[l->value];
+        o.slot = static_cast<int32_t>(l->value);
+        o.lo = std::max(l->type->lo, si.lo);
+        o.hi = std::min(l->type->hi, si.hi);
+        if (r->op == Op::kConst) {
+          if (in(r->value, l->type) && r->value >= si.lo && r->value <= si.hi) {
+            o.kind = K::kSet;
+            o.k = r->value;
+          }
+        } else if (scalar_slot(r)) {
+          o.kind = K::kAdd;
+          o.src = static_cast<int32_t>(r->value);
+        } else if ((r->op == Op::kAdd || r->op == Op::kSub) && scalar_slot(r->a) && r->b->op == Op::kConst &&
+                   r->b->value > -kSmall && r->b->value < kSmall) {
+          o.kind = K::kAdd;
+          o.src = static_cast<int32_t>(r->a->value);
+          o.k = r->op == Op::kAdd ? r->b->value : -r->b->value;
+        }
+        break;
+      }
+      case SOp::kPush: {
+        const Type* qt = s->lhs->type;
+        if (s->lhs->op != Op::kSlot || !qt->elem->scalar() || qt->elem->slots != 1 || s->rhs->op != Op::kConst ||
+            !in(s->rhs->value, qt->elem)) {
+          break;
+        }
+        o.kind = K::kPush;
+        o.slot = static_cast<int32_t>(s->lhs->value);
+        o.hi = qt->capacity;
+        o.k = s->rhs->value;
+        break;
+      }
+      case SOp::kPop: {
+        const Type* qt = s->lhs->type;
+        if (s->lhs->op != Op::kSlot || !qt->elem->scalar() || qt->elem->slots != 1) break;
+        o.kind = K::kPop;
+        o.slot = static_cast<int32_t>(s->lhs->value);
+        o.lo = qt->elem->lo;
+        break;
+      }
+      case SOp::kClear: {
+        const Type* qt = s->lhs->type;
+        if (s->lhs->op != Op::kSlot || qt->kind != TypeKind::kQueue || !qt->elem->scalar() || qt->elem->slots != 1) {
+          break;
+        }
+        o.kind = K::kClear;
+        o.slot = static_cast<int32_t>(s->lhs->value);
+        o.hi = qt->capacity;
+        o.lo = qt->elem->lo;
+        break;
+      }
+      case SOp::kAssert:
+      case SOp::kRequire:
+        o.kind = s->op == SOp::kAssert ? K::kAssert : K::kRequire;
+        o.test = make_op_test(s->rhs);
+        break;
+      case SOp::kIf: {
+        o.kind = K::kIf;
+        o.test = make_op_test(s->rhs);
+        size_t at = out.size();
+        out.push_back(o);
+        compile_ops(s->body, out);
+        if (!s->else_body.empty()) {
+          size_t jump = out.size();
+          Instr j;
+          j.kind = K::kJump;
+          j.s = s;
+          out.push_back(j);
+          out[at].jump = static_cast<int32_t>(out.size());
+          compile_ops(s->else_body, out);
+          out[jump].jump = static_cast<int32_t>(out.size());
+        } else {
+          out[at].jump = static_cast<int32_t>(out.size());
+        }
+        continue;
+      }
+      default: break;
     }
-    if (!ok) return false;
+    out.push_back(o);
+  }
+}
+
+ModelSystem::PackedRun ModelSystem::run_packed(const Fast& f, uint64_t* w) const {
+  using K = Instr::Kind;
+  const StateLayout& L = layout_;
+  // head() of an empty queue is a runtime error: left to the machine
+  auto empty_head = [&](const Test& t) { return t.kind == Test::Kind::kHead && L.get(w, t.slot) == 0; };
+  for (size_t i = 0, n = f.ops.size(); i < n;) {
+    const Instr& o = f.ops[i];
+    switch (o.kind) {
+      case K::kSet: L.set(w, o.slot, o.k); break;
+      case K::kAdd: {
+        int64_t v;
+        if (__builtin_add_overflow(L.get(w, o.src), o.k, &v) || v < o.lo || v > o.hi) return PackedRun::kSlow;
+        L.set(w, o.slot, v);
+        break;
+      }
+      case K::kPush: {
+        int64_t len = L.get(w, o.slot);
+        if (len >= o.hi || len < 0) return PackedRun::kSlow;
+        L.set(w, o.slot + 1 + static_cast<int>(len), o.k);
+        L.set(w, o.slot, len + 1);
+        break;
+      }
+      case K::kPop: {
+        int64_t len = L.get(w, o.slot);
+        if (len <= 0) return PackedRun::kSlow;
+        for (int k = 0; k + 1 < len; ++k) L.set(w, o.slot + 1 + k, L.get(w, o.slot + 2 + k));
+        L.set(w, o.slot + static_cast<int>(len), o.lo);
+        L.set(w, o.slot, len - 1);
+        break;
+      }
+      case K::kClear:
+        L.set(w, o.slot, 0);
+        for (int k = 0; k < o.hi; ++k) L.set(w, o.slot + 1 + k, o.lo);
+        break;
+      case K::kAssert:
+        if (empty_head(o.test) || !quick_packed(o.test, w)) return PackedRun::kSlow;
+        break;
+      case K::kRequire:
+        if (empty_head(o.test)) return PackedRun::kSlow;
+        if (!quick_packed(o.test, w)) return PackedRun::kDisabled;
+        break;
+      case K::kIf:
+        if (empty_head(o.test)) return PackedRun::kSlow;
+        if (!quick_packed(o.test, w)) {
+          i = o.jump;
+          continue;
+        }
+        break;
+      case K::kJump: i = o.jump; continue;
+      case K::kStmt: return PackedRun::kSlow;  // not a packed action
+    }
+    ++i;
+  }
+  if (f.pc_slot >= 0) L.set(w, f.pc_slot, f.next_pc);
+  return PackedRun::kDone;
+}
+
+bool ModelSystem::run_ops(const std::vector<Instr>& ops) {
+  using K = Instr::Kind;
+  Machine& m = machine_;
+  const int64_t* st = m.state.data();
+  // An error path (overflow, range, full or empty queue, false assert) runs the statement itself, which raises the
+  // error exactly as Machine::exec would (or, should the fast check be wrong, simply does the statement).
+  for (size_t i = 0, n = ops.size(); i < n;) {
+    const Instr& o = ops[i];
+    switch (o.kind) {
+      case K::kSet: m.set(o.slot, o.k); break;
+      case K::kAdd: {
+        int64_t v;
+        if (__builtin_add_overflow(st[o.src], o.k, &v) || v < o.lo || v > o.hi) {
+          if (!m.exec_stmt(o.s)) return false;
+          break;
+        }
+        m.set(o.slot, v);
+        break;
+      }
+      case K::kPush: {
+        int64_t len = st[o.slot];
+        if (len >= o.hi || len < 0) {
+          if (!m.exec_stmt(o.s)) return false;
+          break;
+        }
+        m.set(o.slot + 1 + len, o.k);
+        m.set(o.slot, len + 1);
+        break;
+      }
+      case K::kPop: {
+        int64_t len = st[o.slot];
+        if (len <= 0) {
+          if (!m.exec_stmt(o.s)) return false;
+          break;
+        }
+        for (int64_t k = 0; k + 1 < len; ++k) m.set(o.slot + 1 + k, st[o.slot + 2 + k]);
+        m.set(o.slot + len, o.lo);
+        m.set(o.slot, len - 1);
+        break;
+      }
+      case K::kClear:
+        m.set(o.slot, 0);
+        for (int k = 0; k < o.hi; ++k) m.set(o.slot + 1 + k, o.lo);
+        break;
+      case K::kAssert:
+        if (!test(o.test) && !m.exec_stmt(o.s)) return false;
+        break;
+      case K::kRequire:
+        if (!test(o.test)) return false;
+        break;
+      case K::kIf:
+        if (!test(o.test)) {
+          i = o.jump;
+          continue;
+        }
+        break;
+      case K::kJump: i = o.jump; continue;
+      case K::kStmt:
+        if (!m.exec_stmt(o.s)) return false;
+        break;
+    }
+    ++i;
   }
   return true;
 }
@@ -376,6 +705,73 @@ TransitionSystem::Independence ModelSystem::independence() const {
   return ind;
 }
 
+void ModelSystem::build_invariant_deps() {
+  const int64_t slots = static_cast<int64_t>(model_.slots.size());
+  // `a && b` is false iff a is false, or a is true and b is false; evaluated left to right, so an invariant's value
+  // (and its first runtime error) is that of the first conjunct in this order that is false (or fails).
+  std::function<void(int, const Expr*)> split = [&](int inv, const Expr* x) {
+    if (x->op == Op::kAnd) {
+      split(inv, x->a);
+      split(inv, x->b);
+      return;
+    }
+    conjuncts_.push_back(Conjunct{inv, x});
+  };
+  for (size_t i = 0; i < fast_invariants_.size(); ++i) split(static_cast<int>(i), fast_invariants_[i]);
+  // Which conjuncts read each slot; conjuncts whose footprint is unknown read every slot.
+  std::vector<std::vector<uint32_t>> readers(slots);
+  std::vector<std::vector<int64_t>> reads(conjuncts_.size());
+  for (size_t c = 0; c < conjuncts_.size(); ++c) {
+    Footprint fp{model_};
+    fp.expr(conjuncts_[c].e);
+    std::vector<uint8_t> mark(slots, 0);
+    auto add = [&](int64_t a, int64_t b) {
+      for (int64_t x = std::max<int64_t>(a, 0); x < std::min(b, slots); ++x) mark[x] = 1;
+    };
+    if (fp.all) add(0, slots);
+    for (auto [a, b] : fp.touched) add(a, b);
+    for (int64_t x = 0; x < slots; ++x) {
+      if (mark[x]) {
+        readers[x].push_back(static_cast<uint32_t>(c));
+        reads[c].push_back(x);
+      }
+    }
+  }
+  const size_t n = fast_.size();
+  after_full_.assign(n, 0);
+  after_begin_.assign(1, 0);
+  after_slot_begin_.assign(1, 0);
+  std::vector<uint8_t> conj_mark(conjuncts_.size()), slot_mark(slots);
+  for (size_t id = 0; id < n; ++id) {
+    const Fast& f = fast_[id];
+    // Only writes matter: conditions and reads do not change the state.
+    Footprint fp{model_};
+    fp.stmts(f.body);
+    if (f.pc_slot >= 0) fp.written.emplace_back(f.pc_slot, f.pc_slot + 1);
+    if (fp.all || f.rule >= 0) {
+      after_full_[id] = 1;
+    } else {
+      std::fill(conj_mark.begin(), conj_mark.end(), 0);
+      for (auto [a, b] : fp.written) {
+        for (int64_t x = std::max<int64_t>(a, 0); x < std::min(b, slots); ++x) {
+          for (uint32_t c : readers[x]) conj_mark[c] = 1;
+        }
+      }
+      std::fill(slot_mark.begin(), slot_mark.end(), 0);
+      for (size_t c = 0; c < conjuncts_.size(); ++c) {
+        if (!conj_mark[c]) continue;
+        after_conj_.push_back(static_cast<uint32_t>(c));
+        for (int64_t x : reads[c]) slot_mark[x] = 1;
+      }
+      for (int64_t x = 0; x < slots; ++x) {
+        if (slot_mark[x]) after_slot_.push_back(static_cast<uint32_t>(x));
+      }
+    }
+    after_begin_.push_back(static_cast<uint32_t>(after_conj_.size()));
+    after_slot_begin_.push_back(static_cast<uint32_t>(after_slot_.size()));
+  }
+}
+
 std::vector<int64_t> ModelSystem::unpack(const uint64_t* state) const {
   std::vector<int64_t> v;
   layout_.unpack(state, v);
@@ -423,24 +819,52 @@ bool ModelSystem::run(const Action& a) {
 }
 
 int ModelSystem::successors(const uint64_t* state, SuccessorSink& sink) {
-  // machine_.state holds the unpacked source state; each action's writes are tracked, patched into a copy of the
-  // packed source (incremental repacking) and undone from base_.
+  // Packed actions (quick tests, direct ops) run on a copy of the packed source. The others run on the machine:
+  // the source is unpacked into machine_.state (once, when the first such action is met); each action's writes are
+  // tracked, patched into a copy of the packed source (incremental repacking) and undone from base_.
   // `state` may live in the caller's store, which can move while the sink inserts: keep a copy.
   const int words = layout_.words();
   source_.assign(state, state + words);
-  layout_.unpack(state, base_);
-  machine_.state = base_;
+  const uint64_t* src = source_.data();
+  bool unpacked = false;
   int enabled = 0;
   auto undo = [&]() {
     for (int32_t slot : machine_.written()) machine_.state[slot] = base_[slot];
   };
+  auto patch = [&](const Fast& f, uint32_t id) {
+    ++enabled;
+    for (int w = 0; w < words; ++w) packed_[w] = src[w];
+    for (const Fast::Patch& p : f.patch) packed_[p.word] = (packed_[p.word] & ~p.clear) | p.bits;
+    sink.successor(id, packed_.data());
+  };
   auto attempt = [&](uint32_t id) {
     const Fast& f = fast_[id];
+    if (f.packed) {
+      for (size_t i = f.prefiltered ? 1 : 0, n = f.conds.size(); i < n; ++i) {
+        if (!quick_packed(f.conds[i], src)) return;
+      }
+      if (f.constant) return patch(f, id);
+      for (int w = 0; w < words; ++w) packed_[w] = src[w];
+      PackedRun r = run_packed(f, packed_.data());
+      if (r == PackedRun::kDisabled) return;
+      if (r == PackedRun::kDone) {
+        ++enabled;
+        sink.successor(id, packed_.data());
+        return;
+      }
+      // kSlow: an error path; the machine reproduces the exact failure below.
+    }
+    if (!unpacked) {
+      layout_.unpack(src, base_);
+      machine_.state = base_;
+      unpacked = true;
+    }
     bool ok;
     try {
       if (!conds_hold(f)) return;  // conditions only read: nothing to undo
+      if (f.constant) return patch(f, id);
       machine_.begin_step();
-      ok = machine_.exec(f.body);
+      ok = run_ops(f.ops);
       if (ok && f.pc_slot >= 0) machine_.set(f.pc_slot, f.next_pc);
     } catch (const StepFailure& f) {
       undo();
@@ -453,28 +877,57 @@ int ModelSystem::successors(const uint64_t* state, SuccessorSink& sink) {
     }
     if (!ok) { undo(); return; }
     ++enabled;
-    for (int w = 0; w < words; ++w) packed_[w] = source_[w];
+    for (int w = 0; w < words; ++w) packed_[w] = src[w];
     for (int32_t slot : machine_.written()) layout_.set(packed_.data(), slot, machine_.state[slot]);
     undo();
     sink.successor(id, packed_.data());
   };
-  // The prefilter rejects most disabled actions with one compare, before any call.
-  const int64_t* st = base_.data();
-  for (size_t p = 0; p < model_.processes.size(); ++p) {
-    int pc = static_cast<int>(st[model_.processes[p].pc_slot]);
-    uint32_t first = first_action_[p][pc];
-    uint32_t n = static_cast<uint32_t>(model_.processes[p].edges[pc].size());
-    for (uint32_t id = first; id < first + n; ++id) {
-      if (quick(first_test_[id], st)) attempt(id);
+  // The prefilter rejects most disabled actions with one test, before any call.
+  for (size_t p = 0; p < proc_pc_slot_.size(); ++p) {
+    int64_t pc = layout_.get(src, proc_pc_slot_[p]);
+    auto [first, end] = pc_range_[proc_range_base_[p] + pc];
+    for (uint32_t id = first; id < end; ++id) {
+      if (prefilter(id, src)) attempt(id);
     }
   }
   for (size_t r = 0; r < model_.rules.size(); ++r) {
     uint32_t first = rule_first_action_[r];
     uint32_t n = static_cast<uint32_t>(model_.rules[r].instances);
     for (uint32_t id = first; id < first + n; ++id) {
-      if (quick(first_test_[id], st)) attempt(id);
+      if (prefilter(id, src)) attempt(id);
     }
   }
+  return enabled;
+}
+
+int ModelSystem::reference_successors(const uint64_t* state, SuccessorSink& sink) {
+  std::vector<int64_t> base;
+  layout_.unpack(state, base);
+  std::vector<uint64_t> packed(layout_.words());
+  int enabled = 0;
+  auto attempt = [&](uint32_t id) {
+    machine_.state = base;
+    bool ok;
+    try {
+      ok = run(actions_[id]);
+    } catch (const StepFailure& f) {
+      ++enabled;
+      sink.failure(id, Violation{Violation::Kind::kStepFailure, f.property, f.message, f.span});
+      return;
+    }
+    if (!ok) return;
+    ++enabled;
+    layout_.pack(machine_.state, packed.data());
+    sink.successor(id, packed.data());
+  };
+  for (size_t p = 0; p < model_.processes.size(); ++p) {
+    int pc = static_cast<int>(base[model_.processes[p].pc_slot]);
+    for (size_t e = 0; e < model_.processes[p].edges[pc].size(); ++e) attempt(first_action_[p][pc] + e);
+  }
+  for (size_t r = 0; r < model_.rules.size(); ++r) {
+    for (int64_t t = 0; t < model_.rules[r].instances; ++t) attempt(rule_first_action_[r] + static_cast<uint32_t>(t));
+  }
+  machine_.state = base;
   return enabled;
 }
 
@@ -492,6 +945,34 @@ std::optional<Violation> ModelSystem::check_invariants(const uint64_t* state) {
       return Violation{Violation::Kind::kInvariant, "runtime_error",
                        fmt::format("invariant {} cannot be evaluated: {}", inv.name, f.message), f.span};
     }
+  }
+  return std::nullopt;
+}
+
+std::optional<Violation> ModelSystem::check_conjunct(int i, const Expr* conj) {
+  const Invariant& inv = model_.invariants[i];
+  try {
+    if (!inv_machine_.eval(conj)) {
+      return Violation{Violation::Kind::kInvariant, inv.name, fmt::format("invariant {} is false", inv.name), inv.span};
+    }
+  } catch (const StepFailure& f) {
+    return Violation{Violation::Kind::kInvariant, "runtime_error",
+                     fmt::format("invariant {} cannot be evaluated: {}", inv.name, f.message), f.span};
+  }
+  return std::nullopt;
+}
+
+std::optional<Violation> ModelSystem::check_invariants_after(uint32_t action, const uint64_t* state) {
+  if (model_.invariants.empty()) return std::nullopt;
+  if (action >= after_full_.size() || after_full_[action]) return check_invariants(state);
+  // Only the slots the selected conjuncts read are unpacked; the others keep stale values nothing reads.
+  int64_t* st = inv_machine_.state.data();
+  for (uint32_t k = after_slot_begin_[action], e = after_slot_begin_[action + 1]; k < e; ++k) {
+    st[after_slot_[k]] = layout_.get(state, static_cast<int>(after_slot_[k]));
+  }
+  for (uint32_t k = after_begin_[action], e = after_begin_[action + 1]; k < e; ++k) {
+    const Conjunct& c = conjuncts_[after_conj_[k]];
+    if (auto v = check_conjunct(c.invariant, c.e)) return v;
   }
   return std::nullopt;
 }

@@ -87,6 +87,26 @@ class StateLayout {
     uint64_t mask = f.mask << f.shift;
     out[f.word] = (out[f.word] & ~mask) | ((static_cast<uint64_t>(value - f.lo) << f.shift) & mask);
   }
+  // The word holding slot `slot` and the bits it occupies there (none for a constant slot).
+  std::pair<int, uint64_t> field_bits(int slot) const {
+    const Field& f = fields_[slot];
+    return {f.word, f.mask << f.shift};
+  }
+  // Where slot `slot` lies: value = ((in[word] >> shift) & mask) + lo.
+  struct Position {
+    int32_t word = 0, shift = 0;
+    uint64_t mask = 0;
+    int64_t lo = 0;
+  };
+  Position position(int slot) const {
+    const Field& f = fields_[slot];
+    return Position{f.word, f.shift, f.mask, f.lo};
+  }
+  // Value of slot `slot` in the packed state `in`.
+  int64_t get(const uint64_t* in, int slot) const {
+    const Field& f = fields_[slot];
+    return static_cast<int64_t>((in[f.word] >> f.shift) & f.mask) + f.lo;
+  }
   // Bits used in each word (fields never straddle words); a store may keep only these.
   std::vector<int> word_bits() const;
 
@@ -119,7 +139,15 @@ class ModelSystem : public TransitionSystem {
   std::vector<std::vector<uint64_t>> initial_states() override;
   int successors(const uint64_t* state, SuccessorSink& sink) override;
   std::optional<Violation> check_invariants(const uint64_t* state) override;
+  // Evaluates only the invariants' top-level conjuncts (after specialisation: an unrolled forall is one conjunct per
+  // value) that read a slot `action` can write, in declaration and evaluation order. When the source state satisfied
+  // every invariant, the other conjuncts keep their value (true, without error), so the first false or failing
+  // conjunct is the one check_invariants(state) stops at: same violation, message and span.
+  std::optional<Violation> check_invariants_after(uint32_t action, const uint64_t* state) override;
   bool valid_end(const uint64_t* state) override;
+  // successors() computed the slow way, for tests of the fast path: each action of the original model (before
+  // specialisation) run by the tree evaluator, with no prefilter, flat ops or patching. Same order and results.
+  int reference_successors(const uint64_t* state, SuccessorSink& sink);
   void set_deadline(std::chrono::steady_clock::time_point deadline) override {
     machine_.deadline = deadline;
     inv_machine_.deadline = deadline;
@@ -153,24 +181,94 @@ class ModelSystem : public TransitionSystem {
   bool holds(const std::vector<const Expr*>& conds);
   bool holds(Machine& m, const std::vector<const Expr*>& conds);
   void build_fast();
+  // Fills conjuncts_ and the per-action lists of check_invariants_after.
+  void build_invariant_deps();
+  // The violation of invariant `inv` when `conj`, one of its conjuncts, is false (nullopt if it holds) in
+  // inv_machine_.state.
+  std::optional<Violation> check_conjunct(int inv, const Expr* conj);
 
-  // A condition in a quick form: `state[slot] <cmp> k`, or a general expression.
+  // A condition in a quick form: `state[slot] <cmp> k`, `state[slot] == k || state[slot] == k2`, `contains(q, k)`
+  // of a static queue of scalars (slot = its length), `state[slot] - state[slot2] <cmp> k`, `head(q) <cmp> k`
+  // (statement conditions only: the caller checks q is not empty first), or a general expression.
   struct Test {
-    enum class Kind : uint8_t { kEq, kNe, kLt, kLe, kGt, kGe, kGeneral } kind = Kind::kGeneral;
-    int32_t slot = 0;
-    int64_t k = 0;
+    enum class Kind : uint8_t { kEq, kNe, kLt, kLe, kGt, kGe, kEq2, kContains, kDiff, kHead, kGeneral };
+    Kind kind = Kind::kGeneral;
+    Kind cmp = Kind::kEq;             // kDiff, kHead: the comparison (kEq..kGe)
+    int32_t slot = 0, slot2 = 0;
+    int64_t k = 0, k2 = 0;
+    StateLayout::Position pos;        // where `slot` lies in the packed state
     const Expr* e = nullptr;
   };
+  static bool compare(Test::Kind cmp, int64_t v, int64_t k) {
+    switch (cmp) {
+      case Test::Kind::kEq: return v == k;
+      case Test::Kind::kNe: return v != k;
+      case Test::Kind::kLt: return v < k;
+      case Test::Kind::kLe: return v <= k;
+      case Test::Kind::kGt: return v > k;
+      case Test::Kind::kGe: return v >= k;
+      default: return true;
+    }
+  }
+  // A statement of a specialised body in a flat form (a small register-free code), run by run_ops(): the common
+  // shapes get a direct form; anything else (and every error path) runs the original statement on the tree evaluator,
+  // from the same state, so results, messages and spans are those of Machine::exec.
+  struct Instr {
+    enum class Kind : uint8_t {
+      kSet,      // state[slot] = k (k in the slot's range)
+      kAdd,      // state[slot] = state[src] + k, checked against lo..hi
+      kPush,     // push(q, k): q's length slot `slot`, capacity `hi`, scalar elements, k in the element range
+      kPop,      // pop(q): length slot `slot`, scalar elements reset to `lo`
+      kClear,    // clear(q): length slot `slot`, capacity `hi`, scalar elements reset to `lo`
+      kAssert,   // assert `test` (statement `s` throws when it is false)
+      kRequire,  // require `test`: the step is disabled when false
+      kIf,       // if `test` is false, continue at `jump`
+      kJump,     // continue at `jump`
+      kStmt,     // Machine::exec_stmt(s)
+    } kind = Kind::kStmt;
+    int32_t slot = 0, src = 0;
+    int32_t jump = 0;
+    int64_t k = 0, lo = 0, hi = 0;
+    Test test;
+    const Stmt* s = nullptr;
+  };
+  // Appends `body` compiled to ops.
+  void compile_ops(const std::vector<const Stmt*>& body, std::vector<Instr>& out);
+  // Runs ops on machine_.state like Machine::exec(body): false if a `require` failed; throws StepFailure.
+  bool run_ops(const std::vector<Instr>& ops);
+  bool test(const Test& t) {
+    // head() of an empty queue: the tree raises the runtime error
+    if (t.kind == Test::Kind::kGeneral || (t.kind == Test::Kind::kHead && machine_.state[t.slot] == 0)) {
+      return machine_.eval(t.e) != 0;
+    }
+    return quick(t, machine_.state.data());
+  }
+  // make_test, plus head(q) <cmp> k (statements only).
+  Test make_op_test(const Expr* e) const;
+  void locate(Test& t) const { t.pos = layout_.position(t.slot); }
   static Test make_test(const Expr* e);
   // An action specialised by Simplifier (instance and rule parameters folded in): what successors() runs.
   struct Fast {
     std::vector<Test> conds;          // edge conditions and guard (conjunctions split), all must hold, in order
     std::vector<const Stmt*> body;
+    std::vector<Instr> ops;              // body compiled
+    // When every write of the body is a constant (and nothing can fail or be disabled): the successor is the packed
+    // source with these words patched (word, bits to clear, bits to set), pc included; the machine is not used.
+    struct Patch {
+      int word;
+      uint64_t clear, bits;
+    };
+    bool constant = false;
+    // Every condition is quick and every op a direct form (no general expression, no tree statement, no frame): the
+    // action can run on the packed state itself (run_packed), without unpacking.
+    bool packed = false;
+    std::vector<Patch> patch;
     int pc_slot = -1;                 // process steps: the program counter to set to next_pc
     int next_pc = 0;
     int rule = -1;                    // >= 0: rule parameters must be bound at run time (not specialised)
     int64_t tuple = 0;
     bool never = false;               // a condition is constantly false
+    bool prefiltered = false;         // conds[0] is quick: successors() tested it already
   };
   // Do f's conditions hold in machine_.state? Throws StepFailure (a runtime error in a guard).
   bool conds_hold(const Fast& f);
@@ -182,9 +280,64 @@ class ModelSystem : public TransitionSystem {
       case Test::Kind::kLe: return st[t.slot] <= t.k;
       case Test::Kind::kGt: return st[t.slot] > t.k;
       case Test::Kind::kGe: return st[t.slot] >= t.k;
+      case Test::Kind::kEq2: return st[t.slot] == t.k || st[t.slot] == t.k2;
+      case Test::Kind::kDiff: return compare(t.cmp, st[t.slot] - st[t.slot2], t.k);
+      case Test::Kind::kHead: return compare(t.cmp, st[t.slot + 1], t.k);
+      case Test::Kind::kContains: {
+        const int64_t* q = st + t.slot;
+        for (int64_t i = 0; i < q[0]; ++i) {
+          if (q[1 + i] == t.k) return true;
+        }
+        return false;
+      }
       default: return true;
     }
   }
+  // quick() on the packed state `w`.
+  [[gnu::always_inline]] bool quick_packed(const Test& t, const uint64_t* w) const {
+    const int64_t v = static_cast<int64_t>((w[t.pos.word] >> t.pos.shift) & t.pos.mask) + t.pos.lo;
+    switch (t.kind) {
+      case Test::Kind::kEq: return v == t.k;
+      case Test::Kind::kNe: return v != t.k;
+      case Test::Kind::kLt: return v < t.k;
+      case Test::Kind::kLe: return v <= t.k;
+      case Test::Kind::kGt: return v > t.k;
+      case Test::Kind::kGe: return v >= t.k;
+      case Test::Kind::kEq2: return v == t.k || v == t.k2;
+      case Test::Kind::kDiff: return compare(t.cmp, v - layout_.get(w, t.slot2), t.k);
+      case Test::Kind::kHead: return compare(t.cmp, layout_.get(w, t.slot + 1), t.k);
+      case Test::Kind::kContains: {
+        for (int64_t i = 0; i < v; ++i) {
+          if (layout_.get(w, t.slot + 1 + static_cast<int>(i)) == t.k) return true;
+        }
+        return false;
+      }
+      default: return true;
+    }
+  }
+  enum class PackedRun { kDisabled, kDone, kSlow };
+  // Runs a `packed` action's ops and pc update on `w` (a copy of the source). kSlow: an error path was met (overflow,
+  // range, queue full or empty, false assert): `w` is garbage and the action must be rerun on the machine.
+  PackedRun run_packed(const Fast& f, uint64_t* w) const;
+  std::vector<int32_t> proc_pc_slot_;                 // per process
+  std::vector<uint32_t> proc_range_base_;             // per process: index in pc_range_ of its pc 0
+  std::vector<std::pair<uint32_t, uint32_t>> pc_range_;  // [first action, end) per (process, pc)
+  // The prefilter of one action in raw form: kEqRaw: (w[word] & mask) == value; kNeRaw: !=; kTest: quick_packed(
+  // first_test_[id]). Equality tests against a constant, the commonest guards, become one load, and and compare.
+  struct Prefilter {
+    enum class Kind : uint8_t { kEqRaw, kNeRaw, kTest } kind = Kind::kTest;
+    uint32_t word = 0;
+    uint64_t mask = 0, value = 0;
+  };
+  [[gnu::always_inline]] bool prefilter(uint32_t id, const uint64_t* w) const {
+    const Prefilter& p = prefilter_[id];
+    switch (p.kind) {
+      case Prefilter::Kind::kEqRaw: return (w[p.word] & p.mask) == p.value;
+      case Prefilter::Kind::kNeRaw: return (w[p.word] & p.mask) != p.value;
+      default: return quick_packed(first_test_[id], w);
+    }
+  }
+  std::vector<Prefilter> prefilter_;  // per action
   std::vector<Test> first_test_;      // per action: its first condition if quick (else kGeneral), for a prefilter
 
   const Model& model_;
@@ -194,6 +347,16 @@ class ModelSystem : public TransitionSystem {
   Simplifier simplifier_;
   std::vector<Fast> fast_;            // per action id
   std::vector<const Expr*> fast_invariants_;
+  struct Conjunct {
+    int invariant;                    // index in model_.invariants
+    const Expr* e;
+  };
+  std::vector<Conjunct> conjuncts_;   // every invariant's top-level conjuncts, in evaluation order
+  // Per action (CSR, after_begin_[id]..after_begin_[id + 1]): the conjuncts (ascending) that read a slot it can
+  // write, and the slots those conjuncts read (the only ones unpacked). after_full_[id]: footprint unknown, check all.
+  std::vector<uint32_t> after_begin_, after_conj_;
+  std::vector<uint32_t> after_slot_begin_, after_slot_;
+  std::vector<uint8_t> after_full_;
   std::vector<std::vector<std::vector<std::vector<const Expr*>>>> fast_end_conds_;  // [process][pc][list]
   std::vector<Action> actions_;
   std::vector<std::vector<uint32_t>> first_action_;  // [process][pc] -> id of edge 0

@@ -1,0 +1,224 @@
+// The model's fast paths against their reference, on every shipped spec and corpus model and on specs written to
+// reach every error path, for every reachable state in which every invariant holds (up to a bound per spec):
+// - ModelSystem::successors (specialised actions, prefilters, flat ops, constant patches) reports exactly what
+//   reference_successors (the original model on the tree evaluator) reports: same actions in the same order, same
+//   successor states, same failures (property, message, span);
+// - check_invariants_after(action, successor) returns exactly check_invariants(successor): none, or the same
+//   invariant, message, span and kind (violations and runtime errors included).
+#include <algorithm>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <doctest/doctest.h>
+
+#include "checker/lang/parser.h"
+#include "checker/lang/typecheck.h"
+#include "checker/model/transition_system.h"
+#include "tests/support/compile.h"
+
+namespace qpcheck {
+namespace {
+
+namespace fs = std::filesystem;
+using model::ModelSystem;
+using model::Violation;
+
+lang::ParamOverrides header_params(const fs::path& file) {
+  std::ifstream in(file);
+  lang::ParamOverrides params;
+  std::string line;
+  while (std::getline(in, line) && line.rfind("//", 0) == 0) {
+    std::istringstream ss(line.substr(2));
+    std::string key, kv;
+    ss >> key;
+    if (key != "params:") continue;
+    while (ss >> kv) params.emplace_back(kv.substr(0, kv.find('=')), kv.substr(kv.find('=') + 1));
+  }
+  return params;
+}
+
+struct Counts {
+  size_t states = 0;      // states whose successors were compared with the reference
+  size_t failures = 0;    // step failures among them
+  std::set<std::string> failure_messages;
+  size_t checked = 0;     // (action, successor) pairs compared
+  size_t violations = 0;  // of which the full check reports a violation
+  size_t runtime_errors = 0;
+};
+
+bool same(const std::optional<Violation>& a, const std::optional<Violation>& b) {
+  if (a.has_value() != b.has_value()) return false;
+  if (!a) return true;
+  return a->kind == b->kind && a->property == b->property && a->message == b->message &&
+         a->span.file == b->span.file && a->span.begin == b->span.begin && a->span.end == b->span.end;
+}
+
+struct Sink : model::SuccessorSink {
+  std::vector<std::pair<uint32_t, std::vector<uint64_t>>> next;
+  std::vector<std::pair<uint32_t, Violation>> failed;
+  std::vector<uint32_t> order;  // every reported action, in order
+  int words = 0;
+  void successor(uint32_t action, const uint64_t* s) override {
+    next.emplace_back(action, std::vector(s, s + words));
+    order.push_back(action);
+  }
+  void failure(uint32_t action, const Violation& v) override {
+    failed.emplace_back(action, v);
+    order.push_back(action);
+  }
+  void clear() {
+    next.clear();
+    failed.clear();
+    order.clear();
+  }
+};
+
+// BFS over at most `max_states` states, expanding only states that satisfy every invariant (the precondition of
+// check_invariants_after); compares successors with the reference and both invariant checks on every successor.
+void compare_checks(ModelSystem& sys, size_t max_states, Counts& counts) {
+  Sink sink, ref;
+  sink.words = ref.words = sys.state_words();
+  std::set<std::vector<uint64_t>> seen;
+  std::deque<std::vector<uint64_t>> queue;
+  for (auto& s : sys.initial_states()) {
+    if (seen.insert(s).second) queue.push_back(s);
+  }
+  while (!queue.empty()) {
+    std::vector<uint64_t> s = std::move(queue.front());
+    queue.pop_front();
+    if (sys.check_invariants(s.data())) continue;
+    sink.clear();
+    ref.clear();
+    int n = sys.successors(s.data(), sink);
+    int n_ref = sys.reference_successors(s.data(), ref);
+    ++counts.states;
+    counts.failures += ref.failed.size();
+    for (const auto& f : ref.failed) counts.failure_messages.insert(f.second.message);
+    REQUIRE(n == n_ref);
+    REQUIRE(sink.order == ref.order);
+    REQUIRE(sink.next == ref.next);
+    REQUIRE(sink.failed.size() == ref.failed.size());
+    for (size_t i = 0; i < ref.failed.size(); ++i) {
+      INFO("failure: ", ref.failed[i].second.message);
+      CHECK(same(sink.failed[i].second, ref.failed[i].second));
+    }
+    for (auto& [action, t] : sink.next) {
+      std::optional<Violation> full = sys.check_invariants(t.data());
+      std::optional<Violation> after = sys.check_invariants_after(action, t.data());
+      ++counts.checked;
+      if (full) {
+        ++counts.violations;
+        if (full->property == "runtime_error") ++counts.runtime_errors;
+      }
+      if (!same(full, after)) {
+        INFO("action ", action, " full: ", full ? full->message : "holds", " after: ", after ? after->message : "holds");
+        FAIL("check_invariants_after differs from check_invariants");
+      }
+      if (seen.size() < max_states && seen.insert(t).second) queue.push_back(std::move(t));
+    }
+  }
+}
+
+TEST_CASE("successors and check_invariants_after agree with their references on every corpus spec") {
+  std::vector<fs::path> files;
+  for (const char* dir : {"spec", "tests/corpus"}) {
+    for (const auto& e : fs::directory_iterator(dir)) {
+      if (e.path().extension() == ".qpspec") files.push_back(e.path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  REQUIRE(files.size() >= 25);
+  Counts total;
+  int with_invariants = 0;
+  for (const fs::path& f : files) {
+    INFO("spec: ", f.string());
+    lang::SourceManager sources;
+    lang::Ast ast;
+    lang::Program program = lang::load_program(sources, ast, f.string(), {});
+    lang::Compiled compiled = lang::typecheck(program, sources, header_params(f));
+    ModelSystem sys(*compiled.model);
+    if (!compiled.model->invariants.empty()) ++with_invariants;
+    compare_checks(sys, 20000, total);
+  }
+  CHECK(with_invariants >= 8);
+  CHECK(total.checked > 100000);
+  CHECK(total.violations > 0);  // comm_est_reachable and the shipped specs that violate an invariant
+  CHECK(total.failures > 0);    // the rdma_cm variants whose assertions fail
+}
+
+TEST_CASE("flat ops: every shape and every error path agrees with the tree evaluator") {
+  // Constant stores, x = y +/- k (in and out of range), push/pop/clear (full and empty queues), queues of records
+  // (tree path), assert/require/if on quick and general conditions, head() of a possibly empty queue, x - y tests,
+  // if/else chains, a rule whose parameter stays a frame in an index.
+  auto c = testing::compile(R"(
+    type M = enum { A, B, C };
+    type R = record { m: M; n: 0..3; };
+    var q: queue[2] of M;
+    var rq: queue[2] of R;
+    var x: 0..5;
+    var y: -2..3;
+    var b: bool;
+    var arr: array[0..3] of 0..3;
+    var w: R;
+    rule setw { w.n = (w.n + 1) % 4; }
+    rule push_a when !b { push(q, A); }
+    rule push_b { push(q, B); x = x + 2; }
+    rule pop_q when x != 1 { pop(q); y = y - 1; }
+    rule rec { push(rq, w); }
+    rule rec_pop when len(rq) > 0 { pop(rq); }
+    rule chain when contains(q, B) || x == 4 {
+      if x == 0 { y = 3; } else if x > 3 { y = -2; b = true; } else { y = y + 1; }
+      require y != 0;
+      assert x != 5 x_not_5 "x reached 5";
+    }
+    rule cmp when x == 2 || x == 3 { b = !b; arr[x] = x; }
+    rule idx(i: 0..3) when arr[i] < 3 && contains(q, C) == false { arr[i] = arr[(i + 1) % 4] + 1; }
+    rule general when x - y > 4 { x = 0; }
+    rule hd when !empty(q) { if head(q) == A { x = 1; } else if head(q) != B { require x - y < 3; clear(q); } }
+    rule hd_empty when x == 3 { assert head(q) != B hd_b "B at the head"; }
+    rule clr when x == 0 && b { clear(q); clear(rq); }
+  )");
+  ModelSystem sys(*c->compiled.model);
+  Counts counts;
+  compare_checks(sys, 50000, counts);
+  CHECK(counts.states > 1000);
+  CHECK(counts.failures > 0);
+  CHECK(counts.failure_messages.count("head of an empty queue"));
+  CHECK(counts.failure_messages.count("B at the head"));
+  CHECK(counts.failure_messages.count("push onto a full queue (capacity 2)"));
+  CHECK(counts.failure_messages.count("pop from an empty queue"));
+  CHECK(counts.failure_messages.count("x reached 5"));
+}
+
+TEST_CASE("check_invariants_after: several invariants, runtime errors, dynamic indexes, calls and loops kept") {
+  // Invariants with conjuncts that read a dynamic index (whole array), call a function that is not inlined, a
+  // quantifier too large to unroll, and one that can fail at run time (division by zero, index out of range).
+  auto c = testing::compile(R"(
+    var a: array[0..3] of 0..3;
+    var i: 0..4;
+    var d: 0..2 = 1;
+    var big: array[0..99] of 0..1;
+    var k: 0..99;
+    fn f(x: 0..4): 0..9 = a[x % 4] + x;
+    rule inc_a(j: 0..3) when a[j] < 3 { a[j] = a[j] + 1; }
+    rule step_i when i < 4 { i = i + 1; }
+    rule dec_d when d > 0 { d = d - 1; }
+    rule flip(j: 0..99) when k == j && j < 99 { big[j] = 1 - big[j]; k = k + 1; }
+    invariant inv_a: a[0] <= 3 && a[i % 4] < 3 && f(i) < 9;
+    invariant inv_div: 6 / d >= 3 && a[1] != 2;
+    invariant inv_big: forall m in 0..99: big[m] == 0 || m < 50;
+    invariant inv_idx: a[i] <= 3;
+  )");
+  ModelSystem sys(*c->compiled.model);
+  Counts counts;
+  compare_checks(sys, 100000, counts);
+  CHECK(counts.checked > 1000);
+  CHECK(counts.violations > 0);
+  CHECK(counts.runtime_errors > 0);
+}
+
+}  // namespace
+}  // namespace qpcheck
