@@ -1,6 +1,7 @@
 #include "checker/explore/explorer.h"
 
 #include <algorithm>
+#include <atomic>
 #include <barrier>
 #include <chrono>
 #include <exception>
@@ -9,6 +10,7 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <thread>
 
 #include "checker/explore/state_store.h"
@@ -493,8 +495,26 @@ class ShardedSearch : public Searcher {
     }
     if (found_) return;  // an initial state violates an invariant
     for (auto& sh : shards_) sh->layer_end = sh->store.size();
+    // Workers start together, once all exist: a thread that cannot be created (std::system_error) must not leave the
+    // others waiting at a barrier sized for threads_ forever.
+    std::atomic<int> start{0};  // 0 wait, 1 go, 2 give up
     std::vector<std::thread> pool;
-    for (int t = 1; t < threads_; ++t) pool.emplace_back([this, t] { work(t); });
+    try {
+      for (int t = 1; t < threads_; ++t) {
+        pool.emplace_back([this, t, &start] {
+          start.wait(0);
+          if (start.load() == 1) work(t);
+        });
+      }
+    } catch (const std::system_error& e) {
+      start = 2;
+      start.notify_all();
+      for (std::thread& th : pool) th.join();
+      throw std::runtime_error("cannot start " + std::to_string(threads_) + " search threads (" + e.what() +
+                               "); try fewer --threads");
+    }
+    start = 1;
+    start.notify_all();
     work(0);
     for (std::thread& th : pool) th.join();
     for (auto& sh : shards_) {
