@@ -74,7 +74,8 @@ void setup_verify(CLI::App& app, VerifyOptions& opt) {
   app.add_option("--lib-dir", opt.lib_dirs, "extra folder searched by import (repeatable)");
   app.add_flag("--no-deadlock", opt.no_deadlock, "do not report deadlocks");
   app.add_option("--threads", opt.threads,
-                 "BFS worker threads (1-256); the result, state ids and counterexample are those of one thread")
+                 "BFS threads (1-256), each owning a hash partition of the visited set; same states, transitions, "
+                 "verdict and counterexample length as one thread (at a deadlock the counts may differ)")
       ->check(CLI::Range(1, 256));
   app.add_option("--storage", opt.storage,
                  "visited set: exact (default; proves properties), hash-compaction (64-bit fingerprints) or bitstate; "

@@ -28,7 +28,7 @@ struct VerifyOptions {
   double time_limit = 0;                // seconds
   std::vector<std::string> lib_dirs;
   bool no_deadlock = false;
-  int threads = 1;                      // BFS worker threads (same states, ids and counterexamples as 1)
+  int threads = 1;                      // BFS threads (same counts, verdict, counterexample length as 1)
   explore::Storage storage = explore::Storage::kExact;
   int bitstate_bits = 30;               // log2 of the bitstate array's size in bits
   int hashes = 3;                       // bitstate: bits per state

@@ -1,14 +1,17 @@
 #include "checker/explore/explorer.h"
 
 #include <algorithm>
+#include <atomic>
+#include <barrier>
 #include <chrono>
 #include <exception>
-#include <stdexcept>
-#include <memory>
-#include <thread>
-#include <new>
 #include <fstream>
+#include <memory>
+#include <new>
+#include <stdexcept>
 #include <string>
+#include <system_error>
+#include <thread>
 
 #include "checker/explore/state_store.h"
 
@@ -34,22 +37,61 @@ struct Found {
   uint32_t failing_action = kNoState;  // step failures only
 };
 
-class Search : public model::SuccessorSink {
+Violation deadlock_violation() {
+  return Violation{Violation::Kind::kDeadlock, "deadlock",
+                   "no process can move and not every process is at a valid end state", {}};
+}
+
+std::chrono::steady_clock::time_point deadline_after(std::chrono::steady_clock::time_point start, double seconds) {
+  return start +
+         std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
+}
+
+// The first action (in enumeration order) that leads from `from` to `to`: the one that first reached `to` when
+// `from` was expanded, since a store keeps the first predecessor.
+uint32_t action_between(model::TransitionSystem& sys, const std::vector<uint64_t>& from,
+                        const std::vector<uint64_t>& to) {
+  struct Match : model::SuccessorSink {
+    const std::vector<uint64_t>* to;
+    uint32_t action = kNoState;
+    void successor(uint32_t a, const uint64_t* s) override {
+      if (action == kNoState && std::equal(to->begin(), to->end(), s)) action = a;
+    }
+    void failure(uint32_t, const Violation&) override {}
+  } m;
+  m.to = &to;
+  sys.set_deadline(std::chrono::steady_clock::time_point::max());
+  sys.successors(from.data(), m);
+  return m.action;
+}
+
+// The run from an initial state to state `last` of an exact search, rebuilt from predecessor links:
+// load(id, out) writes state `id` (state_words() uint64), pred(id) is its predecessor (kNoState for an initial state).
+template <class Load, class Pred>
+Path rebuild_path(model::TransitionSystem& sys, uint32_t last, Load load, Pred pred) {
+  Path p;
+  std::vector<uint32_t> chain;
+  for (uint32_t id = last; id != kNoState; id = pred(id)) chain.push_back(id);
+  for (size_t i = chain.size(); i-- > 0;) {
+    std::vector<uint64_t> s(sys.state_words());
+    load(chain[i], s.data());
+    if (i + 1 < chain.size()) p.actions.push_back(action_between(sys, p.states.back(), s));
+    p.states.push_back(std::move(s));
+  }
+  return p;
+}
+
+// What every searcher shares: the clock, the time limit, the limit that ended the search, what was found, the
+// statistics and the actions that fired; run() is the one wrapper that turns a deadline or an allocation failure in
+// the middle of the search into an inconclusive result with the statistics so far.
+class Searcher {
  public:
-  Search(model::TransitionSystem& sys, const Options& opt)
-      : sys_(sys),
-        opt_(opt),
-        store_(sys.word_bits()),
-        buf_(sys.state_words()),
-        new_buf_(sys.state_words()),
-        start_(std::chrono::steady_clock::now()),
-        fired_(sys.action_count(), 0) {}
+  Searcher(model::TransitionSystem& sys, const Options& opt)
+      : sys_(sys), opt_(opt), start_(std::chrono::steady_clock::now()), fired_(sys.action_count(), 0) {}
+  virtual ~Searcher() = default;
 
   Result run() {
-    if (opt_.limits.time_limit_seconds > 0) {
-      sys_.set_deadline(start_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                     std::chrono::duration<double>(opt_.limits.time_limit_seconds)));
-    }
+    if (opt_.limits.time_limit_seconds > 0) sys_.set_deadline(deadline());
     try {
       search();
     } catch (const model::DeadlineExceeded&) {
@@ -60,7 +102,68 @@ class Search : public model::SuccessorSink {
     return finish();
   }
 
-  void search() {
+ protected:
+  virtual void search() = 0;
+  virtual Result finish() = 0;
+
+  std::chrono::steady_clock::time_point deadline() const {
+    return deadline_after(start_, opt_.limits.time_limit_seconds);
+  }
+  double elapsed() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+  void fire(uint32_t action) {
+    if (action >= fired_.size()) fired_.resize(action + 1, 0);
+    fired_[action] = 1;
+  }
+  // Stats fields every searcher fills the same way at the end.
+  void close_stats(uint64_t states, uint64_t store_bytes) {
+    stats_.states = states;
+    stats_.seconds = elapsed();
+    stats_.store_bytes = store_bytes;
+    stats_.peak_rss_bytes = peak_rss_bytes();
+  }
+  // The verdict of an exact search from found_ and limit_. `terminal`: the witness state (kNoState if none);
+  // `shortest`: the counterexample is known to be a shortest one; `path_to(id)` rebuilds the run to state `id`.
+  template <class PathTo>
+  Result exact_result(bool shortest, uint32_t terminal, PathTo path_to) {
+    Result r;
+    r.limit = limit_;
+    if (found_) {
+      r.outcome = Outcome::kViolated;
+      r.violation = found_->violation;
+      r.shortest = opt_.strategy == Strategy::kBfs && shortest;
+      r.path = path_to(found_->state);
+      if (found_->failing_action != kNoState) r.path.actions.push_back(found_->failing_action);
+    } else {
+      r.outcome = limit_.empty() ? Outcome::kHolds : Outcome::kInconclusive;
+      if (r.outcome == Outcome::kHolds && terminal != kNoState) {
+        r.shortest = opt_.strategy == Strategy::kBfs;
+        r.path = path_to(terminal);
+      }
+    }
+    r.stats = stats_;
+    r.action_fired = std::move(fired_);
+    return r;
+  }
+
+  model::TransitionSystem& sys_;
+  const Options& opt_;
+  std::chrono::steady_clock::time_point start_;
+  Stats stats_;
+  std::optional<Found> found_;
+  std::string limit_;
+  std::vector<uint8_t> fired_;
+};
+
+// Sequential BFS (with optional partial-order reduction) and DFS over one StateStore.
+class Search : public Searcher, public model::SuccessorSink {
+ public:
+  Search(model::TransitionSystem& sys, const Options& opt)
+      : Searcher(sys, opt), store_(sys.word_bits()), buf_(sys.state_words()), new_buf_(sys.state_words()) {}
+
+ private:
+  void search() override {
     for (const auto& init : sys_.initial_states()) {
       auto [id, fresh] = store_.insert(init.data(), kNoState);
       if (fresh) {
@@ -68,23 +171,14 @@ class Search : public model::SuccessorSink {
         check_new(id);
       }
     }
-    if (opt_.por && opt_.strategy == Strategy::kBfs && opt_.threads <= 1) por_ = sys_.independence();
+    if (opt_.por && opt_.strategy == Strategy::kBfs) por_ = sys_.independence();
     if (opt_.strategy == Strategy::kDfs) {
       dfs();
-    } else if (por_.groups > 1) {
-      bfs();
-    } else if (opt_.threads > 1 && make_workers()) {
-      bfs_parallel();
     } else {
       bfs();
     }
   }
 
- private:
-  void fire(uint32_t action) {
-    if (action >= fired_.size()) fired_.resize(action + 1, 0);
-    fired_[action] = 1;
-  }
   void successor(uint32_t action, const uint64_t* state) override {
     ++stats_.transitions;
     fire(action);
@@ -113,12 +207,8 @@ class Search : public model::SuccessorSink {
     if (!found_) found_ = Found{v, current_, action};
   }
 
-  void check_new(uint32_t id, const std::optional<Violation>* known = nullptr) {
+  void check_new(uint32_t id) {
     if (found_) return;
-    if (known != nullptr) {
-      if (*known) found_ = Found{**known, id, kNoState};
-      return;
-    }
     store_.load(id, new_buf_.data());
     if (auto v = sys_.check_invariants(new_buf_.data())) found_ = Found{*v, id, kNoState};
   }
@@ -133,9 +223,7 @@ class Search : public model::SuccessorSink {
       bool end = sys_.valid_end(buf_.data());
       if (end && opt_.witness && terminal_ == kNoState) terminal_ = id;
       if (!end && opt_.check_deadlock) {
-        deadlock_ = Found{Violation{Violation::Kind::kDeadlock, "deadlock",
-                                    "no process can move and not every process is at a valid end state", {}},
-                          id, kNoState};
+        deadlock_ = Found{deadlock_violation(), id, kNoState};
       }
     }
   }
@@ -215,10 +303,6 @@ class Search : public model::SuccessorSink {
     }
     return false;
   }
-  double elapsed() const {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  }
-
   void bfs() {
     if (found_) return;  // an initial state violates an invariant
     uint64_t head = 0, layer_end = store_.size(), depth = 0;
@@ -242,215 +326,6 @@ class Search : public model::SuccessorSink {
     if (found_ && !limit_.empty()) shortest_known_ = false;
   }
 
-  // ---- parallel BFS (Options::threads > 1) ----
-
-  // What a worker found while expanding one state of a slice.
-  struct Expansion {
-    uint32_t id;
-    uint32_t first, end;            // its candidates in Slice::cand_*
-    uint64_t transitions = 0;
-    std::optional<Found> failure;   // its first step failure
-    uint32_t failure_at = 0;        // ... reported before candidate failure_at (order matters for found_)
-    bool deadlock = false;
-    bool terminal = false;          // no action enabled, every process at a valid end (Options::witness)
-  };
-  struct Slice {
-    std::vector<uint64_t> rows;     // candidate successors not in the store when the round began, packed as the
-                                    // store packs them (scratch_words each), each once per slice
-    std::vector<uint64_t> hashes;
-    std::vector<uint32_t> actions;
-    std::vector<uint32_t> seen;     // open addressing over candidate index + 1 (this slice's duplicates)
-    std::vector<std::pair<uint32_t, Violation>> violations;  // candidate index -> invariant it violates
-    std::vector<Expansion> expansions;
-    std::vector<uint8_t> fired;
-  };
-
-  bool make_workers() {
-    for (int t = 1; t < opt_.threads; ++t) {
-      std::unique_ptr<model::TransitionSystem> w = sys_.clone();
-      if (!w) { workers_.clear(); return false; }
-      if (opt_.limits.time_limit_seconds > 0) {
-        w->set_deadline(start_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                     std::chrono::duration<double>(opt_.limits.time_limit_seconds)));
-      }
-      workers_.push_back(std::move(w));
-    }
-    return true;
-  }
-
-  // Expands ids [lo, hi) with `sys` into `out`; reads the store only (no thread inserts during a round).
-  void expand_slice(model::TransitionSystem& sys, uint64_t lo, uint64_t hi, Slice& out) {
-    const int words = store_.words();
-    std::vector<uint64_t> buf(words), scratch(store_.scratch_words());
-    out.seen.assign(1 << 12, 0);
-    struct Sink : model::SuccessorSink {
-      Slice* out;
-      Expansion* x;
-      const StateStore* store;
-      model::TransitionSystem* sys;
-      uint64_t* scratch;
-      int words;
-      int rw;
-      // A candidate equal to an earlier one of this slice adds nothing: the merge would find it stored.
-      bool duplicate(uint64_t h) {
-        std::vector<uint32_t>& seen = out->seen;
-        uint64_t mask = seen.size() - 1;
-        for (uint64_t i = h & mask;; i = (i + 1) & mask) {
-          uint32_t c = seen[i];
-          if (c == 0) {
-            seen[i] = static_cast<uint32_t>(out->hashes.size()) + 1;
-            return false;
-          }
-          if (out->hashes[c - 1] == h &&
-              std::equal(scratch, scratch + rw, out->rows.begin() + static_cast<size_t>(c - 1) * rw)) {
-            return true;
-          }
-        }
-      }
-      void grow_seen() {
-        std::vector<uint32_t>& seen = out->seen;
-        seen.assign(seen.size() * 2, 0);
-        uint64_t mask = seen.size() - 1;
-        for (uint32_t c = 0; c < out->hashes.size(); ++c) {
-          uint64_t i = out->hashes[c] & mask;
-          while (seen[i] != 0) i = (i + 1) & mask;
-          seen[i] = c + 1;
-        }
-      }
-      void mark(uint32_t a) {
-        if (a >= out->fired.size()) out->fired.resize(a + 1, 0);
-        out->fired[a] = 1;
-      }
-      void successor(uint32_t action, const uint64_t* state) override {
-        ++x->transitions;
-        mark(action);
-        uint64_t h = store->prepare(state, scratch);
-        if (store->contains_prepared(scratch, h) || duplicate(h)) return;
-        uint32_t index = static_cast<uint32_t>(out->actions.size());
-        out->rows.insert(out->rows.end(), scratch, scratch + rw);
-        out->hashes.push_back(h);
-        out->actions.push_back(action);
-        if (out->hashes.size() * 2 > out->seen.size()) grow_seen();
-        if (auto v = sys->check_invariants_after(action, state)) out->violations.emplace_back(index, *v);
-      }
-      void failure(uint32_t action, const Violation& v) override {
-        ++x->transitions;
-        mark(action);
-        if (!x->failure) {
-          x->failure = Found{v, x->id, action};
-          x->failure_at = static_cast<uint32_t>(out->actions.size());
-        }
-      }
-    } sink;
-    sink.out = &out;
-    sink.store = &store_;
-    sink.sys = &sys;
-    sink.scratch = scratch.data();
-    sink.words = words;
-    sink.rw = store_.scratch_words();
-    for (uint64_t id = lo; id < hi; ++id) {
-      Expansion& x = out.expansions.emplace_back();
-      x.id = static_cast<uint32_t>(id);
-      x.first = static_cast<uint32_t>(out.actions.size());
-      sink.x = &x;
-      store_.load(x.id, buf.data());
-      int enabled = sys.successors(buf.data(), sink);
-      if (enabled == 0 && (opt_.check_deadlock || opt_.witness)) {
-        store_.load(x.id, buf.data());
-        bool end = sys.valid_end(buf.data());
-        x.deadlock = !end && opt_.check_deadlock;
-        x.terminal = end;
-      }
-      x.end = static_cast<uint32_t>(out.actions.size());
-    }
-  }
-
-  void bfs_parallel() {
-    if (found_) return;  // an initial state violates an invariant
-    const int threads = opt_.threads;
-    const uint64_t kPerThread = 1 << 13;  // states each thread expands per round
-    std::vector<Slice> slices(threads);
-    uint64_t head = 0, layer_end = store_.size(), depth = 0;
-    while (head < store_.size()) {
-      if (head == layer_end) {
-        if (found_) return;  // the layer that found it is complete: the counterexample is a shortest one
-        ++depth;
-        layer_end = store_.size();
-        if (opt_.limits.max_depth && depth >= opt_.limits.max_depth) {
-          stats_.depth = depth;
-          limit_ = "max-depth";
-          break;
-        }
-      }
-      stats_.depth = depth;
-      uint64_t end = std::min(layer_end, head + kPerThread * threads);
-      uint64_t per = (end - head + threads - 1) / threads;
-      std::vector<std::thread> pool;
-      std::vector<std::exception_ptr> errors(threads);
-      auto job = [&](int t) {
-        uint64_t lo = std::min(end, head + per * t), hi = std::min(end, lo + per);
-        slices[t] = Slice{};
-        try {
-          expand_slice(t == 0 ? sys_ : *workers_[t - 1], lo, hi, slices[t]);
-        } catch (...) {
-          errors[t] = std::current_exception();
-        }
-      };
-      for (int t = 1; t < threads; ++t) pool.emplace_back(job, t);
-      job(0);
-      for (std::thread& th : pool) th.join();
-      for (auto& e : errors) {
-        if (e) std::rethrow_exception(e);
-      }
-      // Merge in id order: the same insertions, in the same order, as the sequential search.
-      bool stop = false;
-      const int rw = store_.scratch_words();
-      for (int t = 0; t < threads && !stop; ++t) {
-        Slice& sl = slices[t];
-        if (fired_.size() < sl.fired.size()) fired_.resize(sl.fired.size(), 0);
-        for (size_t a = 0; a < sl.fired.size(); ++a) fired_[a] |= sl.fired[a];
-        size_t next_violation = 0;
-        for (const Expansion& x : sl.expansions) {
-          current_ = x.id;
-          stats_.transitions += x.transitions;
-          for (uint32_t c = x.first; c < x.end; ++c) {
-            if (x.failure && c == x.failure_at && !found_) found_ = x.failure;
-            const uint64_t* row = &sl.rows[static_cast<size_t>(c) * rw];
-            while (next_violation < sl.violations.size() && sl.violations[next_violation].first < c) ++next_violation;
-            std::optional<Violation> inv;
-            if (next_violation < sl.violations.size() && sl.violations[next_violation].first == c) {
-              inv = sl.violations[next_violation].second;
-            }
-            insert_known(row, sl.hashes[c], inv);
-          }
-          if (x.failure && !found_) found_ = x.failure;
-          if (x.terminal && opt_.witness && terminal_ == kNoState) terminal_ = x.id;
-          head = x.id + 1;
-          report_progress(store_.size() - head);
-          if (x.deadlock) {
-            found_ = Found{Violation{Violation::Kind::kDeadlock, "deadlock",
-                                     "no process can move and not every process is at a valid end state", {}},
-                           x.id, kNoState};
-            return;
-          }
-          if (limit_hit()) { stop = true; break; }
-        }
-      }
-      if (stop) break;
-    }
-    if (found_ && !limit_.empty()) shortest_known_ = false;
-  }
-
-  // successor() for a candidate prepared (and invariant-checked) by a worker.
-  void insert_known(const uint64_t* row, uint64_t h, const std::optional<Violation>& inv) {
-    if (opt_.limits.max_states && store_.size() >= opt_.limits.max_states) {
-      if (!store_.contains_prepared(row, h)) limit_ = "max-states";
-      return;
-    }
-    auto [id, fresh] = store_.insert_prepared(row, h, current_);
-    if (fresh) check_new(id, &inv);
-  }
-
   void dfs() {
     shortest_known_ = false;
     while (!stack_.empty() && !found_) {
@@ -465,74 +340,26 @@ class Search : public model::SuccessorSink {
     if (depth_truncated_ && limit_.empty()) limit_ = "max-depth";
   }
 
-  // The first action (in enumeration order) that leads from `from` to `to`: the one that first reached `to` when
-  // `from` was expanded, since the store keeps the first predecessor.
-  uint32_t action_between(const std::vector<uint64_t>& from, const std::vector<uint64_t>& to) {
-    struct Match : model::SuccessorSink {
-      const std::vector<uint64_t>* to;
-      uint32_t action = kNoState;
-      void successor(uint32_t a, const uint64_t* s) override {
-        if (action == kNoState && std::equal(to->begin(), to->end(), s)) action = a;
-      }
-      void failure(uint32_t, const Violation&) override {}
-    } m;
-    m.to = &to;
-    sys_.set_deadline(std::chrono::steady_clock::time_point::max());
-    sys_.successors(from.data(), m);
-    return m.action;
-  }
-
-  Result finish() {
-    Result r;
-    stats_.states = store_.size();
-    stats_.seconds = elapsed();
-    stats_.store_bytes = store_.bytes();
-    stats_.peak_rss_bytes = peak_rss_bytes();
-    r.limit = limit_;
-    auto path_to = [&](uint32_t last) {
-      std::vector<uint32_t> chain;
-      for (uint32_t id = last; id != kNoState; id = store_.predecessor(id)) chain.push_back(id);
-      for (size_t i = chain.size(); i-- > 0;) {
-        std::vector<uint64_t> s(store_.words());
-        store_.load(chain[i], s.data());
-        if (i + 1 < chain.size()) r.path.actions.push_back(action_between(r.path.states.back(), s));
-        r.path.states.push_back(std::move(s));
-      }
-    };
-    if (found_) {
-      r.outcome = Outcome::kViolated;
-      r.violation = found_->violation;
-      r.shortest = opt_.strategy == Strategy::kBfs && shortest_known_;
-      path_to(found_->state);
-      if (found_->failing_action != kNoState) r.path.actions.push_back(found_->failing_action);
-    } else {
-      r.outcome = limit_.empty() ? Outcome::kHolds : Outcome::kInconclusive;
-      if (r.outcome == Outcome::kHolds && terminal_ != kNoState) {
-        r.shortest = opt_.strategy == Strategy::kBfs;
-        path_to(terminal_);
-      }
-    }
-    r.stats = stats_;
-    r.action_fired = std::move(fired_);
+  Result finish() override {
+    close_stats(store_.size(), store_.bytes());
+    Result r = exact_result(shortest_known_, terminal_, [&](uint32_t last) {
+      return rebuild_path(
+          sys_, last, [&](uint32_t id, uint64_t* out) { store_.load(id, out); },
+          [&](uint32_t id) { return store_.predecessor(id); });
+    });
     r.por_groups = opt_.por ? por_.groups : 0;
     r.por_reduced_states = reduced_states_;
     if (por_.groups > 1) r.shortest = false;
     return r;
   }
 
-  model::TransitionSystem& sys_;
-  const Options& opt_;
   model::TransitionSystem::Independence por_;
   uint64_t reduced_states_ = 0;
   std::vector<uint32_t> failed_;    // POR: actions that failed in the current expansion
   Collect collect_;
   StateStore store_;
-  std::vector<std::unique_ptr<model::TransitionSystem>> workers_;  // parallel BFS: threads 1..n-1
   std::vector<uint64_t> buf_;       // the state being expanded
   std::vector<uint64_t> new_buf_;   // a new state being checked (while buf_ is expanded)
-  std::chrono::steady_clock::time_point start_;
-  Stats stats_;
-  std::optional<Found> found_;
   std::optional<Found> deadlock_;
   uint32_t current_ = kNoState;
   uint32_t terminal_ = kNoState;    // Options::witness: the first terminal valid-end state expanded
@@ -540,10 +367,424 @@ class Search : public model::SuccessorSink {
   std::vector<uint32_t> depth_of_;  // DFS: depth of each state id
   bool depth_truncated_ = false;
   bool shortest_known_ = true;
-  std::string limit_;
-  std::vector<uint8_t> fired_;
   uint64_t expansions_ = 0;
   double next_progress_ = 1.0;      // no progress report in the first second
+};
+
+// Parallel BFS over a hash-partitioned visited set (Stern and Dill, "Parallelizing the Murphi verifier", CAV 1997;
+// the partitioning of distributed explicit-state checkers). Thread t owns shard t: a StateStore of the states whose
+// hash maps to t, and the part of each BFS layer stored there; no other thread touches it, so the stores need no
+// locks. Global state id = local id * T + shard (predecessor links hold global ids; traces are rebuilt across shards).
+//
+// Each BFS layer runs in rounds. Expand: every thread expands the next Options::round_states states of its own
+// frontier with its own TransitionSystem, stores the successors its own shard owns and appends each other one (packed
+// state, predecessor's global id, action) to the outbox of the shard that owns it. Barrier. Insert: every thread
+// stores what was sent to it, sender 0's messages first, then sender 1's, ... New states get their invariants checked
+// (check_invariants_after: the source passed its check) and form the shard's part of the next layer. Outboxes
+// alternate between two buffers, so one barrier per round suffices (a thread may insert round r while another already
+// expands round r+1); a layer's last round adds a second barrier, after which the next layer starts or the search
+// stops. The decisions (layer done, limits, deadlock, stop) are taken in the barriers' completion steps, while every
+// thread waits, so all threads agree. With max-states, a round that may reach the limit is inserted in the completion
+// step, shard after shard, so the stores end at exactly max_states states in all.
+//
+// Everything a thread does is in a fixed order, so ids, counts and counterexamples are the same on every run with the
+// same thread count and round size (and differ from one thread's ids). A violation found while expanding layer d is at
+// depth d+1 (a new state) or a step from depth d, and the layer is finished first, so the counterexample is a shortest
+// one; of several, the first one found by the lowest-numbered shard is reported. A deadlock ends the search at the end
+// of its round (a deadlock at depth d beats anything found at d+1): the counts then depend on the thread count.
+class ShardedSearch : public Searcher {
+ public:
+  // `workers`: T-1 clones of `sys` for threads 1..T-1 (thread 0, the caller, uses `sys`).
+  ShardedSearch(model::TransitionSystem& sys, const Options& opt,
+                std::vector<std::unique_ptr<model::TransitionSystem>> workers)
+      : Searcher(sys, opt),
+        workers_(std::move(workers)),
+        threads_(static_cast<int>(workers_.size()) + 1),
+        round_states_(opt.round_states > 0 ? opt.round_states : kDefaultRoundStates),
+        round_barrier_(threads_, Completion{this, false}),
+        layer_barrier_(threads_, Completion{this, true}) {
+    const std::vector<int> bits = sys.word_bits();
+    for (int t = 0; t < threads_; ++t) {
+      shards_.push_back(std::make_unique<Shard>(bits, t == 0 ? &sys : workers_[t - 1].get(), threads_,
+                                                sys.state_words()));
+    }
+    if (opt.limits.time_limit_seconds > 0) {
+      for (auto& w : workers_) w->set_deadline(deadline());
+    }
+    words_ = sys.state_words();
+    msg_words_ = words_ + 1;
+    // A tree store keeps each distinct left half (words [0, words / 2)) once per shard: routing by the left half alone
+    // keeps those child sets disjoint across shards.
+    route_words_ = shards_[0]->store.tree() && words_ >= 2 ? words_ / 2 : words_;
+    // Largest local id whose global id local * T + shard stays below kNoState.
+    max_local_ = (uint64_t{kNoState} - 1) / static_cast<uint64_t>(threads_) - 1;
+  }
+
+ private:
+  static constexpr uint64_t kDefaultRoundStates = 1 << 14;
+
+  struct alignas(64) Shard {
+    Shard(const std::vector<int>& bits, model::TransitionSystem* s, int threads, int words)
+        : store(bits), sys(s), buf(words) {
+      out[0].resize(threads);
+      out[1].resize(threads);
+    }
+    StateStore store;
+    model::TransitionSystem* sys;
+    uint64_t head = 0;                // next local id to expand
+    uint64_t layer_end = 0;           // the current layer's frontier is local ids [head, layer_end)
+    // out[parity][receiver]: messages of one round, each the packed state (state_words), predecessor << 32 | action.
+    std::vector<std::vector<uint64_t>> out[2];
+    uint64_t transitions = 0;
+    std::vector<uint8_t> fired;
+    std::optional<Found> found;       // the first violation this shard met, in its own order (global ids)
+    std::optional<Found> deadlock;    // the first deadlocked state this shard expanded
+    uint32_t terminal = kNoState;     // Options::witness: the first terminal valid-end state expanded (global id)
+    uint64_t terminal_depth = 0;
+    std::exception_ptr error;         // what this thread threw (the search stops at the next barrier)
+    std::vector<uint64_t> buf;
+  };
+
+  // The barrier's completion step (runs on one thread while the others wait).
+  struct Completion {
+    ShardedSearch* self;
+    bool layer;
+    void operator()() noexcept {
+      if (layer) self->after_layer();
+      else self->after_round();
+    }
+  };
+
+  // What the completion steps decided, read by every thread after the barrier.
+  struct Control {
+    uint64_t round = 0;               // rounds completed; round r's messages are in out[r & 1]
+    bool inserted = false;            // this round's messages were inserted in the completion (max-states)
+    bool layer_done = false;          // every frontier is exhausted: after inserting, the layer barrier
+    bool stop = false;                // leave after inserting this round's messages
+    bool stop_now = false;            // leave without inserting (an exception)
+    uint64_t depth = 0;               // the layer being expanded
+    bool report = false;              // thread 0 calls Options::progress with `progress`
+    Stats progress;
+  };
+
+  static uint64_t mix(uint64_t x) {
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+    return x ^ (x >> 31);
+  }
+  // The shard that owns `state` (state_words() uint64): a hash of its words of its own, independent of the stores'
+  // (each shard then calls StateStore::insert, which packs and hashes once).
+  int owner(const uint64_t* state) const {
+    uint64_t h = 0x8C8E3A9B5D0F4E21ULL;
+    for (int i = 0; i < route_words_; ++i) h = mix(h ^ (state[i] + 0x9E3779B97F4A7C15ULL));
+    return static_cast<int>(((h >> 32) * static_cast<uint64_t>(threads_)) >> 32);
+  }
+  uint32_t global(uint64_t local, int shard) const {
+    return static_cast<uint32_t>(local * static_cast<uint64_t>(threads_) + static_cast<uint64_t>(shard));
+  }
+  const Shard& shard_of(uint32_t g) const { return *shards_[g % static_cast<uint32_t>(threads_)]; }
+  uint32_t local_of(uint32_t g) const { return g / static_cast<uint32_t>(threads_); }
+
+  void search() override {
+    for (const auto& init : sys_.initial_states()) {
+      int u = owner(init.data());
+      auto [id, fresh] = shards_[u]->store.insert(init.data(), kNoState);
+      if (fresh && !found_) {
+        if (auto v = sys_.check_invariants(init.data())) found_ = Found{*v, global(id, u), kNoState};
+      }
+    }
+    if (found_) return;  // an initial state violates an invariant
+    for (auto& sh : shards_) sh->layer_end = sh->store.size();
+    // Workers start together, once all exist: a thread that cannot be created (std::system_error) must not leave the
+    // others waiting at a barrier sized for threads_ forever.
+    std::atomic<int> start{0};  // 0 wait, 1 go, 2 give up
+    std::vector<std::thread> pool;
+    try {
+      for (int t = 1; t < threads_; ++t) {
+        pool.emplace_back([this, t, &start] {
+          start.wait(0);
+          if (start.load() == 1) work(t);
+        });
+      }
+    } catch (const std::system_error& e) {
+      start = 2;
+      start.notify_all();
+      for (std::thread& th : pool) th.join();
+      throw std::runtime_error("cannot start " + std::to_string(threads_) + " search threads (" + e.what() +
+                               "); try fewer --threads");
+    }
+    start = 1;
+    start.notify_all();
+    work(0);
+    for (std::thread& th : pool) th.join();
+    for (auto& sh : shards_) {
+      if (sh->error) std::rethrow_exception(sh->error);
+    }
+    if (completion_error_) std::rethrow_exception(completion_error_);
+  }
+
+  // Runs `f` for shard `sh`, keeping what it throws for the next barrier (which then stops every thread).
+  template <class F>
+  void guarded(Shard& sh, F f) {
+    if (sh.error) return;
+    try {
+      f();
+    } catch (...) {
+      sh.error = std::current_exception();
+    }
+  }
+
+  void work(int t) {
+    Shard& sh = *shards_[t];
+    guarded(sh, [&] { expand_round(t, 0); });
+    for (;;) {
+      round_barrier_.arrive_and_wait();
+      if (ctl_.stop_now) return;
+      const int parity = static_cast<int>((ctl_.round - 1) & 1);
+      if (!ctl_.inserted) guarded(sh, [&] { insert_inbox(t, parity, false); });
+      if (ctl_.stop) return;
+      if (ctl_.layer_done) {
+        sh.layer_end = sh.store.size();  // the next layer: what this layer's rounds stored here
+        layer_barrier_.arrive_and_wait();
+        if (ctl_.stop) return;
+      }
+      if (t == 0 && ctl_.report) opt_.progress(ctl_.progress);
+      guarded(sh, [&] { expand_round(t, parity ^ 1); });
+    }
+  }
+
+  // Sends the successors of one expansion to their owners' outboxes; stores those this shard owns at once (unless
+  // max-states needs every insertion counted in one place).
+  struct Sender : model::SuccessorSink {
+    ShardedSearch* self;
+    Shard* sh;
+    int shard;
+    int parity;
+    bool store_own;
+    uint32_t from;                    // global id of the state being expanded
+    void successor(uint32_t action, const uint64_t* state) override {
+      ++sh->transitions;
+      mark(action);
+      int u = self->owner(state);
+      if (u == shard && store_own) {
+        self->store_one(*sh, u, state, from, action);
+        return;
+      }
+      std::vector<uint64_t>& box = sh->out[parity][u];
+      const size_t n = box.size();
+      box.resize(n + self->msg_words_);
+      uint64_t* m = &box[n];
+      for (int i = 0; i < self->words_; ++i) m[i] = state[i];
+      m[self->words_] = uint64_t{from} << 32 | action;
+    }
+    void failure(uint32_t action, const Violation& v) override {
+      ++sh->transitions;
+      mark(action);
+      if (!sh->found) sh->found = Found{v, from, action};
+    }
+    void mark(uint32_t a) {
+      if (a >= sh->fired.size()) sh->fired.resize(a + 1, 0);
+      sh->fired[a] = 1;
+    }
+  };
+
+  // Expands up to round_states_ states of shard t's frontier into out[parity].
+  void expand_round(int t, int parity) {
+    Shard& sh = *shards_[t];
+    for (std::vector<uint64_t>& box : sh.out[parity]) box.clear();
+    Sender sender;
+    sender.self = this;
+    sender.sh = &sh;
+    sender.shard = t;
+    sender.parity = parity;
+    sender.store_own = opt_.limits.max_states == 0;
+    const uint64_t end = std::min(sh.layer_end, sh.head + round_states_);
+    while (sh.head < end) {
+      const uint64_t local = sh.head++;
+      sender.from = global(local, t);
+      sh.store.load(static_cast<uint32_t>(local), sh.buf.data());
+      int enabled = sh.sys->successors(sh.buf.data(), sender);
+      if (enabled == 0 && (opt_.witness || opt_.check_deadlock)) {
+        sh.store.load(static_cast<uint32_t>(local), sh.buf.data());
+        bool end_state = sh.sys->valid_end(sh.buf.data());
+        if (end_state && opt_.witness && sh.terminal == kNoState) {
+          sh.terminal = sender.from;
+          sh.terminal_depth = ctl_.depth;
+        }
+        if (!end_state && opt_.check_deadlock) {
+          sh.deadlock = Found{deadlock_violation(), sender.from, kNoState};
+          return;  // the search ends with this round
+        }
+      }
+    }
+  }
+
+  // Inserts into shard u what every sender put in out[parity][u], sender by sender. `counted` (max-states, only from
+  // a completion step, serially over the shards): stop storing at exactly max_states states in all.
+  void insert_inbox(int u, int parity, bool counted) {
+    Shard& sh = *shards_[u];
+    for (int s = 0; s < threads_; ++s) {
+      const std::vector<uint64_t>& box = shards_[s]->out[parity][u];
+      for (size_t i = 0; i < box.size(); i += msg_words_) {
+        const uint64_t* state = &box[i];
+        const uint64_t link = box[i + words_];
+        if (counted && total_ >= opt_.limits.max_states) {
+          if (!sh.store.contains(state)) limit_ = "max-states";  // the stores stay at max_states in all
+          continue;
+        }
+        if (store_one(sh, u, state, static_cast<uint32_t>(link >> 32), static_cast<uint32_t>(link)) &&
+            counted) {
+          ++total_;
+        }
+      }
+    }
+  }
+
+  // Stores successor `state` in shard u (from its own thread, or a completion step) and checks the invariants of a
+  // new state. True if it was new.
+  bool store_one(Shard& sh, int u, const uint64_t* state, uint32_t pred, uint32_t action) {
+    if (sh.store.size() > max_local_) throw std::length_error("state store full (2^32 states)");
+    auto [id, fresh] = sh.store.insert(state, pred);
+    if (!fresh) return false;
+    if (!sh.found) {
+      // The predecessor passed its check (the search stops at the first violation): check what `action` changed.
+      if (auto v = sh.sys->check_invariants_after(action, state)) sh.found = Found{*v, global(id, u), kNoState};
+    }
+    return true;
+  }
+
+  uint64_t states() const {
+    uint64_t n = 0;
+    for (const auto& sh : shards_) n += sh->store.size();
+    return n;
+  }
+  uint64_t store_bytes() const {
+    uint64_t n = 0;
+    for (const auto& sh : shards_) n += sh->store.bytes();
+    return n;
+  }
+
+  // After every round's expansion (and the previous round's insertion).
+  void after_round() {
+    ctl_.round++;
+    ctl_.inserted = false;
+    ctl_.report = false;
+    for (const auto& sh : shards_) {
+      if (sh->error) { ctl_.stop_now = true; return; }
+    }
+    try {
+      const int parity = static_cast<int>((ctl_.round - 1) & 1);
+      const Limits& l = opt_.limits;
+      uint64_t stored = states();
+      if (l.max_states) {
+        uint64_t incoming = 0;
+        for (const auto& sh : shards_) {
+          for (const auto& box : sh->out[parity]) incoming += box.size() / msg_words_;
+        }
+        if (stored + incoming > l.max_states) {  // the limit may be reached: insert here, one shard after another
+          total_ = stored;
+          for (int u = 0; u < threads_; ++u) insert_inbox(u, parity, true);
+          ctl_.inserted = true;
+          stored = total_;
+        }
+      }
+      bool layer_done = true;
+      for (const auto& sh : shards_) layer_done = layer_done && sh->head == sh->layer_end;
+      ctl_.layer_done = layer_done;
+      for (const auto& sh : shards_) {
+        if (sh->deadlock) {  // depth d: beats anything found at depth d+1
+          deadlock_ = sh->deadlock;
+          ctl_.stop = true;
+          return;
+        }
+      }
+      if (!limit_.empty()) { ctl_.stop = true; return; }  // max-states, set while inserting
+      if (l.max_memory_bytes && store_bytes() >= l.max_memory_bytes) {
+        limit_ = "max-memory";
+        ctl_.stop = true;
+        return;
+      }
+      double now = elapsed();
+      if (l.time_limit_seconds > 0 && now >= l.time_limit_seconds) {
+        limit_ = "time-limit";
+        ctl_.stop = true;
+        return;
+      }
+      if (opt_.progress && now >= next_progress_) {
+        next_progress_ = now + 1.0;
+        Stats s = stats_;
+        s.states = stored;
+        s.seconds = now;
+        s.store_bytes = store_bytes();
+        s.queue = 0;
+        for (const auto& sh : shards_) {
+          s.transitions += sh->transitions;
+          s.queue += sh->store.size() - sh->head;
+        }
+        ctl_.progress = s;
+        ctl_.report = true;
+      }
+    } catch (...) {
+      completion_error_ = std::current_exception();
+      ctl_.stop_now = true;
+    }
+  }
+
+  // After the last round of a layer has been inserted everywhere.
+  void after_layer() {
+    for (const auto& sh : shards_) {
+      if (sh->error || sh->found) { ctl_.stop = true; return; }  // the layer that found it is complete: shortest
+    }
+    bool empty = true;
+    for (const auto& sh : shards_) empty = empty && sh->head == sh->layer_end;
+    if (empty) { ctl_.stop = true; return; }  // every reachable state is stored and expanded
+    ctl_.depth++;
+    stats_.depth = ctl_.depth;
+    if (opt_.limits.max_depth && ctl_.depth >= opt_.limits.max_depth) {
+      limit_ = "max-depth";  // this layer is stored but not expanded
+      ctl_.stop = true;
+    }
+  }
+
+  Result finish() override {
+    for (auto& sh : shards_) {
+      stats_.transitions += sh->transitions;
+      if (fired_.size() < sh->fired.size()) fired_.resize(sh->fired.size(), 0);
+      for (size_t a = 0; a < sh->fired.size(); ++a) fired_[a] |= sh->fired[a];
+    }
+    if (!found_) found_ = deadlock_;
+    for (size_t t = 0; t < shards_.size() && !found_; ++t) found_ = shards_[t]->found;
+    uint32_t terminal = kNoState;
+    uint64_t terminal_depth = 0;
+    for (const auto& sh : shards_) {
+      if (sh->terminal != kNoState && (terminal == kNoState || sh->terminal_depth < terminal_depth)) {
+        terminal = sh->terminal;
+        terminal_depth = sh->terminal_depth;
+      }
+    }
+    close_stats(states(), store_bytes());
+    return exact_result(limit_.empty(), terminal, [&](uint32_t last) {
+      return rebuild_path(
+          sys_, last, [&](uint32_t g, uint64_t* out) { shard_of(g).store.load(local_of(g), out); },
+          [&](uint32_t g) { return shard_of(g).store.predecessor(local_of(g)); });
+    });
+  }
+
+  std::vector<std::unique_ptr<model::TransitionSystem>> workers_;
+  int threads_;
+  uint64_t round_states_;
+  std::vector<std::unique_ptr<Shard>> shards_;
+  int words_ = 0;                     // uint64 per packed state
+  int msg_words_ = 0;                 // uint64 per message
+  int route_words_ = 0;               // owner() hashes the first route_words_ words of a state
+  uint64_t max_local_ = 0;
+  std::barrier<Completion> round_barrier_;
+  std::barrier<Completion> layer_barrier_;
+  Control ctl_;                       // written only by the completion steps
+  std::optional<Found> deadlock_;
+  uint64_t total_ = 0;                // states stored in all, while inserting with max-states
+  double next_progress_ = 1.0;        // no progress report in the first second
+  std::exception_ptr completion_error_;
 };
 
 uint64_t hash_words(const uint64_t* s, int words, uint64_t seed) {
@@ -560,31 +801,13 @@ uint64_t hash_words(const uint64_t* s, int words, uint64_t seed) {
 // BFS with partial storage (hash compaction or bitstate): the visited set keeps no states, so the search keeps the
 // full states of the current and next layer only, plus a predecessor id and action per stored state; a counterexample
 // is rebuilt by replaying those actions from the initial state.
-class PartialSearch : public model::SuccessorSink {
+class PartialSearch : public Searcher, public model::SuccessorSink {
  public:
   PartialSearch(model::TransitionSystem& sys, const Options& opt)
-      : sys_(sys),
-        opt_(opt),
+      : Searcher(sys, opt),
         words_(sys.state_words()),
         bits_(opt.storage == Storage::kBitstate ? opt.bitstate_log2_bits : 6, opt.bitstate_hashes),
-        start_(std::chrono::steady_clock::now()),
-        fired_(sys.action_count(), 0),
         buf_(words_) {}
-
-  Result run() {
-    if (opt_.limits.time_limit_seconds > 0) {
-      sys_.set_deadline(start_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                     std::chrono::duration<double>(opt_.limits.time_limit_seconds)));
-    }
-    try {
-      search();
-    } catch (const model::DeadlineExceeded&) {
-      limit_ = "time-limit";
-    } catch (const std::bad_alloc&) {
-      limit_ = "memory";
-    }
-    return finish();
-  }
 
  private:
   bool hc() const { return opt_.storage == Storage::kHashCompaction; }
@@ -612,7 +835,7 @@ class PartialSearch : public model::SuccessorSink {
   }
   void successor(uint32_t action, const uint64_t* s) override {
     ++stats_.transitions;
-    fired(action);
+    fire(action);
     if (opt_.limits.max_states && stored() >= opt_.limits.max_states) {
       limit_ = "max-states";
       return;
@@ -621,15 +844,8 @@ class PartialSearch : public model::SuccessorSink {
   }
   void failure(uint32_t action, const Violation& v) override {
     ++stats_.transitions;
-    fired(action);
+    fire(action);
     if (!found_) found_ = Found{v, current_, action};
-  }
-  void fired(uint32_t a) {
-    if (a >= fired_.size()) fired_.resize(a + 1, 0);
-    fired_[a] = 1;
-  }
-  double elapsed() const {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   }
   bool limit_hit() {
     const Limits& l = opt_.limits;
@@ -650,7 +866,7 @@ class PartialSearch : public model::SuccessorSink {
     return false;
   }
 
-  void search() {
+  void search() override {
     auto inits = sys_.initial_states();
     for (size_t i = 0; i < inits.size(); ++i) {
       if (record(inits[i].data())) add(inits[i].data(), kNoState, static_cast<uint32_t>(i));
@@ -674,9 +890,7 @@ class PartialSearch : public model::SuccessorSink {
         if (enabled == 0 && opt_.check_deadlock) {
           std::copy(&cur_[k * words_], &cur_[(k + 1) * words_], buf_.begin());
           if (!sys_.valid_end(buf_.data())) {
-            found_ = Found{Violation{Violation::Kind::kDeadlock, "deadlock",
-                                     "no process can move and not every process is at a valid end state", {}},
-                           current_, kNoState};
+            found_ = Found{deadlock_violation(), current_, kNoState};
             return;
           }
         }
@@ -704,12 +918,9 @@ class PartialSearch : public model::SuccessorSink {
     return pick.out;
   }
 
-  Result finish() {
+  Result finish() override {
     Result r;
-    stats_.states = stored();
-    stats_.seconds = elapsed();
-    stats_.store_bytes = bytes();
-    stats_.peak_rss_bytes = peak_rss_bytes();
+    close_stats(stored(), bytes());
     r.omission_probability = hc() ? fps_.omission_probability() : bits_.omission_probability();
     r.limit = limit_;
     if (found_) {
@@ -735,17 +946,10 @@ class PartialSearch : public model::SuccessorSink {
     return r;
   }
 
-  model::TransitionSystem& sys_;
-  const Options& opt_;
   int words_;
   FingerprintSet fps_;
   Bitstate bits_;
-  std::chrono::steady_clock::time_point start_;
-  Stats stats_;
-  std::optional<Found> found_;
   uint32_t current_ = kNoState;
-  std::string limit_;
-  std::vector<uint8_t> fired_;
   std::vector<uint64_t> buf_;
   std::vector<uint32_t> pred_, action_;   // per stored state id; a root's action is its initial-state index
   std::vector<uint64_t> cur_, next_;      // full states of the current and next BFS layer
@@ -759,6 +963,17 @@ class PartialSearch : public model::SuccessorSink {
 
 Result explore(model::TransitionSystem& system, const Options& options) {
   if (options.storage != Storage::kExact) return PartialSearch(system, options).run();
+  if (options.threads > 1 && options.strategy == Strategy::kBfs && !options.por) {
+    std::vector<std::unique_ptr<model::TransitionSystem>> workers;
+    for (int t = 1; t < options.threads; ++t) {
+      std::unique_ptr<model::TransitionSystem> w = system.clone();
+      if (!w) break;
+      workers.push_back(std::move(w));
+    }
+    if (static_cast<int>(workers.size()) == options.threads - 1) {
+      return ShardedSearch(system, options, std::move(workers)).run();
+    }
+  }
   return Search(system, options).run();
 }
 

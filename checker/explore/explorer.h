@@ -49,11 +49,17 @@ struct Options {
   // Called about once per second of search with the statistics so far (seconds: elapsed; store_bytes and queue
   // filled; peak_rss_bytes 0). Empty: no calls. Must not throw. Always called on the thread that called explore().
   std::function<void(const Stats&)> progress;
-  // BFS worker threads (1 = sequential). The parallel search expands each BFS layer in rounds: the threads generate
-  // successors of consecutive slices of the layer and drop those already stored, then the calling thread inserts the
-  // rest in the sequential order. State ids, counts, verdicts and counterexamples are exactly the sequential ones
-  // (a shortest counterexample). Needs TransitionSystem::clone(); DFS is always sequential.
+  // BFS threads (1 = sequential). With T > 1 the visited set is split into T shards by state hash, each owned by one
+  // thread, and each BFS layer is expanded in rounds with an exchange of successors between the shards (Stern and
+  // Dill, CAV 1997; see ShardedSearch in explorer.cc). The state and transition counts, the verdict, the violated
+  // property and the counterexample length are those of one thread, and the counterexample is a shortest one; the
+  // state ids, and so which shortest counterexample, depend on T and round_states but not on the run. Exception: a
+  // deadlock ends the search at the end of a round, so the counts at a deadlock depend on T. Needs
+  // TransitionSystem::clone() (else sequential); DFS and --por are always sequential.
   int threads = 1;
+  // Parallel BFS: states each thread expands per round, between two exchanges (0 = 16384). Smaller rounds hold fewer
+  // messages and check limits sooner; larger ones synchronise less often.
+  uint64_t round_states = 0;
   Storage storage = Storage::kExact;
   int bitstate_log2_bits = 30;    // kBitstate: the bit array holds 2^bitstate_log2_bits bits (2^30 = 128 MiB)
   int bitstate_hashes = 3;        // kBitstate: bits set per state (k)
@@ -91,8 +97,8 @@ struct Result {
 };
 
 // Explores every reachable state of `system` (or until a limit). Stops at the first violation; under BFS it finishes
-// the current layer first so that the reported counterexample is a shortest one. Throws std::length_error only if
-// the store would exceed 2^32 states.
+// the current layer first so that the reported counterexample is a shortest one (a deadlock at depth d ends it at
+// once: nothing shorter is left). Throws std::length_error only if the store would exceed 2^32 states.
 Result explore(model::TransitionSystem& system, const Options& options);
 
 // Peak resident set size of this process in bytes (Linux VmHWM), 0 if unavailable.

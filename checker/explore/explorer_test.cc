@@ -1,5 +1,7 @@
 #include "checker/explore/explorer.h"
 
+#include <algorithm>
+
 #include <doctest/doctest.h>
 
 #include "tests/support/compile.h"
@@ -148,20 +150,116 @@ TEST_CASE("an initial state that violates an invariant is a zero-step counterexa
   CHECK(r.stats.states == 1);
 }
 
-TEST_CASE("parallel BFS: same states, transitions, depth, path and actions as one thread") {
+// True when every action of `p` leads from its state to the next one (the last may be a failing step).
+bool replays(model::TransitionSystem& sys, const Path& p) {
+  struct Find : model::SuccessorSink {
+    uint32_t action = 0;
+    const std::vector<uint64_t>* to = nullptr;
+    bool hit = false;
+    void successor(uint32_t a, const uint64_t* s) override {
+      if (a == action && to != nullptr && std::equal(to->begin(), to->end(), s)) hit = true;
+    }
+    void failure(uint32_t a, const model::Violation&) override {
+      if (a == action && to == nullptr) hit = true;
+    }
+  };
+  if (p.states.empty() || p.actions.size() + 1 < p.states.size()) return false;
+  for (size_t i = 0; i < p.actions.size(); ++i) {
+    Find f;
+    f.action = p.actions[i];
+    f.to = i + 1 < p.states.size() ? &p.states[i + 1] : nullptr;
+    sys.successors(p.states[i].data(), f);
+    if (!f.hit) return false;
+  }
+  return true;
+}
+
+Options with_threads(int threads, uint64_t round_states = 0) {
+  Options o;
+  o.threads = threads;
+  o.round_states = round_states;
+  return o;
+}
+
+TEST_CASE("parallel BFS: the same states, transitions, depth and fired actions as one thread") {
   auto c = testing::compile(kPhilosophers, {{"N", "10"}});
-  Options two;
-  two.threads = 2;
-  Result a = testing::check(*c);
-  Result b = testing::check(*c, two);
-  CHECK(b.outcome == Outcome::kHolds);
-  CHECK(a.stats.states == b.stats.states);
-  CHECK(a.stats.transitions == b.stats.transitions);
-  CHECK(a.stats.depth == b.stats.depth);
-  CHECK(a.action_fired == b.action_fired);
-  // A counterexample: the symmetric philosophers deadlock after 3 steps with either thread count.
+  Result one = testing::check(*c);
+  CHECK(one.outcome == Outcome::kHolds);
+  // Round sizes from one state per round (many exchanges per layer) to whole layers per round.
+  for (int threads : {2, 3}) {
+    for (uint64_t round : {uint64_t{1}, uint64_t{37}, uint64_t{0}}) {
+      INFO("threads ", threads, " round_states ", round);
+      Result r = testing::check(*c, with_threads(threads, round));
+      CHECK(r.outcome == Outcome::kHolds);
+      CHECK(r.stats.states == one.stats.states);
+      CHECK(r.stats.transitions == one.stats.transitions);
+      CHECK(r.stats.depth == one.stats.depth);
+      CHECK(r.action_fired == one.action_fired);
+    }
+  }
+}
+
+// Two philosophers that are not neighbours may not eat at once: violated after 4 steps (each takes two forks).
+const char* kFarApart = R"(
+param N: 2..16 = 8;
+var fork: array[0..N-1] of bool = false;
+fn first(i: 0..N-1): 0..N-1  = i == N-1 ? (i + 1) % N : i;
+fn second(i: 0..N-1): 0..N-1 = i == N-1 ? i : (i + 1) % N;
+process phil[i in 0..N-1] {
+  end think:
+    when !fork[first(i)] { fork[first(i)] = true; }
+    when !fork[second(i)] { fork[second(i)] = true; }
+  eat:
+    atomic { fork[first(i)] = false; fork[second(i)] = false; }
+    goto think;
+}
+invariant far_apart_not_both: !(phil[1]@eat && phil[5]@eat);
+)";
+
+TEST_CASE("parallel BFS: an invariant violation has the same length, property and counts; deterministic") {
+  auto c = testing::compile(kFarApart);
+  Result one = testing::check(*c);
+  REQUIRE(one.outcome == Outcome::kViolated);
+  CHECK(one.path.actions.size() == 4);
+  model::ModelSystem sys(*c->compiled.model);
+  for (int threads : {2, 3}) {
+    for (uint64_t round : {uint64_t{3}, uint64_t{0}}) {
+      INFO("threads ", threads, " round_states ", round);
+      Result r = testing::check(*c, with_threads(threads, round));
+      REQUIRE(r.outcome == Outcome::kViolated);
+      CHECK(r.violation->property == "far_apart_not_both");
+      CHECK(r.shortest);
+      CHECK(r.path.actions.size() == one.path.actions.size());
+      CHECK(r.stats.states == one.stats.states);  // the layer is finished either way
+      CHECK(r.stats.transitions == one.stats.transitions);
+      CHECK(replays(sys, r.path));
+      CHECK(sys.check_invariants(r.path.states.back().data()).has_value());
+      Result again = testing::check(*c, with_threads(threads, round));
+      CHECK(again.path.states == r.path.states);
+      CHECK(again.path.actions == r.path.actions);
+    }
+  }
+}
+
+TEST_CASE("parallel BFS: a failing step and a deadlock are found at the same (shortest) depth as one thread") {
+  // x climbs by 1 or 2 from 0; the assertion fails when it reaches 7 (4 steps, then the failing one).
+  auto f = testing::compile(R"(
+    var x: 0..9;
+    process p {
+      while true {
+        choose { when x < 9 { x = x + 1; } }
+        or { when x < 8 { x = x + 2; } }
+        or { when x == 7 { assert x != 7 wrong "seven"; } }
+      }
+    }
+  )");
+  Result one_f = testing::check(*f);
+  REQUIRE(one_f.outcome == Outcome::kViolated);
+  CHECK(one_f.violation->kind == model::Violation::Kind::kStepFailure);
+  model::ModelSystem fsys(*f->compiled.model);
+  // The symmetric philosophers deadlock after 3 steps (every philosopher holds its left fork).
   auto d = testing::compile(R"(
-    param N: 2..8 = 3;
+    param N: 2..8 = 4;
     var fork: array[0..N-1] of bool;
     process phil[i in 0..N-1] {
       end think: when !fork[i] { fork[i] = true; }
@@ -171,13 +269,88 @@ TEST_CASE("parallel BFS: same states, transitions, depth, path and actions as on
     }
   )");
   Result one_d = testing::check(*d);
-  Result two_d = testing::check(*d, two);
-  REQUIRE(two_d.outcome == Outcome::kViolated);
-  CHECK(two_d.violation->property == "deadlock");
-  CHECK(two_d.shortest);
-  CHECK(two_d.path.actions == one_d.path.actions);
-  CHECK(two_d.path.states == one_d.path.states);
-  CHECK(two_d.stats.states == one_d.stats.states);
+  REQUIRE(one_d.outcome == Outcome::kViolated);
+  CHECK(one_d.path.actions.size() == 4);
+  model::ModelSystem dsys(*d->compiled.model);
+  for (int threads : {2, 3}) {
+    for (uint64_t round : {uint64_t{1}, uint64_t{0}}) {
+      INFO("threads ", threads, " round_states ", round);
+      Result rf = testing::check(*f, with_threads(threads, round));
+      REQUIRE(rf.outcome == Outcome::kViolated);
+      CHECK(rf.violation->property == one_f.violation->property);
+      CHECK(rf.shortest);
+      CHECK(rf.path.actions.size() == one_f.path.actions.size());
+      CHECK(rf.path.states.size() == one_f.path.states.size());
+      CHECK(rf.stats.states == one_f.stats.states);
+      CHECK(rf.stats.transitions == one_f.stats.transitions);
+      CHECK(replays(fsys, rf.path));
+      Result rd = testing::check(*d, with_threads(threads, round));
+      REQUIRE(rd.outcome == Outcome::kViolated);
+      CHECK(rd.violation->property == "deadlock");
+      CHECK(rd.shortest);
+      CHECK(rd.path.actions.size() == 4);
+      CHECK(replays(dsys, rd.path));
+      CHECK(rd.path.states.back() == one_d.path.states.back());  // the only deadlock
+      Result again = testing::check(*d, with_threads(threads, round));
+      CHECK(again.path.actions == rd.path.actions);
+      CHECK(again.stats.states == rd.stats.states);
+    }
+  }
+}
+
+TEST_CASE("parallel BFS: limits, the witness run and action_fired") {
+  auto c = testing::compile(kPhilosophers, {{"N", "10"}});
+  for (int threads : {2, 3}) {
+    INFO("threads ", threads);
+    Options o = with_threads(threads, 16);
+    o.limits.max_states = 1000;
+    Result r = testing::check(*c, o);
+    CHECK(r.outcome == Outcome::kInconclusive);
+    CHECK(r.limit == "max-states");
+    CHECK(r.stats.states == 1000);  // exactly, across the shards
+    Options d = with_threads(threads);
+    d.limits.max_depth = 3;
+    Result rd = testing::check(*c, d);
+    CHECK(rd.limit == "max-depth");
+    CHECK(rd.stats.depth == 3);
+    CHECK(rd.stats.states == testing::check(*c, [] { Options s; s.limits.max_depth = 3; return s; }()).stats.states);
+    Options m = with_threads(threads);
+    m.limits.max_memory_bytes = 1;
+    CHECK(testing::check(*c, m).limit == "max-memory");
+  }
+  // Witness: the shortest run to a terminal state (p: 3 steps, q: 1).
+  auto e = testing::compile(R"(
+    var a: 0..3;
+    var b: 0..3;
+    process p { a = 1; while a < 3 { a = a + 1; } }
+    process q { choose { b = 1; } or { b = 2; b = 3; } }
+  )");
+  model::ModelSystem esys(*e->compiled.model);
+  Options w1;
+  w1.witness = true;
+  Result rw1 = testing::check(*e, w1);
+  REQUIRE(rw1.outcome == Outcome::kHolds);
+  CHECK(rw1.path.actions.size() == 4);
+  for (int threads : {2, 3}) {
+    Options w = with_threads(threads, 1);
+    w.witness = true;
+    Result rw = testing::check(*e, w);
+    CHECK(rw.outcome == Outcome::kHolds);
+    CHECK(rw.shortest);
+    CHECK(rw.path.actions.size() == rw1.path.actions.size());
+    CHECK(replays(esys, rw.path));
+    CHECK(esys.valid_end(rw.path.states.back().data()));
+  }
+  auto slow = testing::compile(R"(
+    var x: 0..3;
+    process p { x = 1; x = 2; x = 3; }
+    invariant i: forall k in 0..65535: forall j in 0..65535: k + j >= 0;
+  )");
+  Options t = with_threads(2);
+  t.limits.time_limit_seconds = 1e-9;
+  Result rt = testing::check(*slow, t);
+  CHECK(rt.outcome == Outcome::kInconclusive);
+  CHECK(rt.limit == "time-limit");
 }
 
 TEST_CASE("partial-order reduction: independent processes run one after the other; verdicts kept") {
@@ -228,7 +401,7 @@ TEST_CASE("action_fired: 1 exactly for the actions that produced a transition") 
     process p { x = 1; await x == 2; }
     process q { x = 3; }
   )");
-  for (int threads : {1, 2}) {
+  for (int threads : {1, 2, 3}) {
     Options o;
     o.threads = threads;
     o.check_deadlock = false;
