@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include "checker/lang/parser.h"
 #include "checker/lang/typecheck.h"
@@ -191,6 +192,65 @@ TEST_CASE("flat ops: every shape and every error path agrees with the tree evalu
   CHECK(counts.failure_messages.count("push onto a full queue (capacity 2)"));
   CHECK(counts.failure_messages.count("pop from an empty queue"));
   CHECK(counts.failure_messages.count("x reached 5"));
+}
+
+TEST_CASE("dispatch tables: keyed, merged, tested and never-enabled actions keep the declared order") {
+  // One process location with 70 edges (two blocks of 64 and 6) whose first conditions are tests on one field
+  // (==, !=, <, ==||==), on adjacent fields (a queue's length and element, x - y), general conditions and constantly
+  // false ones; 70 rule instances on adjacent bools (keys merged over neighbouring fields) spanning two blocks; a
+  // second process with one edge per location (plain loops). Every successor, failure and order is compared with the
+  // tree evaluator.
+  std::string branches;
+  const char* conds[] = {"ph == {0}", "ph != {0}", "ph < {0}", "ph == {0} || ph == {1}", "contains(q, B)",
+                         "x - y > {2}", "x * y == {2}", "ph == {0} && {1} == 9", "!empty(r) && x != {2}",
+                         "len(r) < 2 && ph >= {0}"};
+  for (int k = 0; k < 70; ++k) {
+    std::string c = conds[k % 10];
+    auto sub = [&](const std::string& from, const std::string& to) {
+      for (size_t at; (at = c.find(from)) != std::string::npos;) c.replace(at, from.size(), to);
+    };
+    sub("{0}", std::to_string(k % 7));
+    sub("{1}", std::to_string((k + 3) % 7));
+    sub("{2}", std::to_string(k % 4));
+    std::string body;
+    switch (k % 5) {
+      case 0: body = fmt::format("ph = {};", (k + 1) % 7); break;
+      case 1: body = "x = x + 1;"; break;
+      case 2: body = "push(r, A); y = (y + 1) % 4;"; break;
+      case 3: body = "if !empty(q) { pop(q); } else { push(q, B); } ph = (ph + 2) % 7;"; break;
+      case 4: body = "x = 0; y = 3 - y;"; break;
+    }
+    branches += fmt::format("{} {{ when {} {{ {} }} }}\n", k == 0 ? "choose" : "or", c, body);
+  }
+  auto c = testing::compile(R"(
+    type M = enum { A, B, C };
+    var q: queue[1] of M;
+    var r: queue[2] of M;
+    var ph: 0..6;
+    var x: 0..3;
+    var y: 0..3;
+    var flags: array[0..69] of bool;
+    process p { loop: while true { )" + branches + R"( } }
+    process s[i in 0..1] {
+      a: when x == i { ph = 2; }
+      b: when ph == 2 { pop(r); }
+      goto a;
+    }
+    rule set_flag(j: 0..69) when !flags[j] && x == j % 4 { flags[j] = true; }
+    rule clear_flag(j: 0..69) when flags[j] && j % 3 == 0 { flags[j] = false; }
+  )");
+  ModelSystem sys(*c->compiled.model);
+  ModelSystem::DispatchStats st = sys.dispatch_stats();
+  CHECK(st.keyed_blocks >= 3);
+  CHECK(st.keys > 0);
+  CHECK(st.keyed_actions > 2 * st.keys);
+  CHECK(st.blocks >= 5);              // 70 edges: 64 + 6; 140 rule instances: 64 + 64 + 12
+  CHECK(st.plain_ranges >= 2);        // the single-edge locations stay plain loops
+  Counts counts;
+  compare_checks(sys, 20000, counts);
+  CHECK(counts.states >= 20000);
+  CHECK(counts.checked > 100000);
+  CHECK(counts.failures > 0);
 }
 
 TEST_CASE("check_invariants_after: several invariants, runtime errors, dynamic indexes, calls and loops kept") {

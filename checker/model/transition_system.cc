@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <bit>
 #include <functional>
+#include <optional>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -152,7 +154,7 @@ void ModelSystem::build_fast() {
     proc_range_base_.push_back(static_cast<uint32_t>(pc_range_.size()));
     for (size_t pc = 0; pc < model_.processes[p].edges.size(); ++pc) {
       uint32_t first = first_action_[p][pc];
-      pc_range_.emplace_back(first, first + static_cast<uint32_t>(model_.processes[p].edges[pc].size()));
+      pc_range_.push_back(Range{first, first + static_cast<uint32_t>(model_.processes[p].edges[pc].size())});
     }
   }
   for (Fast& f : fast_) {
@@ -216,6 +218,11 @@ void ModelSystem::build_fast() {
     }
     prefilter_.push_back(pre);
   }
+  for (Range& r : pc_range_) build_blocks(r);
+  if (!rule_first_action_.empty()) {
+    rule_range_ = Range{rule_first_action_[0], static_cast<uint32_t>(actions_.size())};
+    build_blocks(rule_range_);
+  }
   for (const Invariant& inv : model_.invariants) fast_invariants_.push_back(s.expr(inv.expr));
   fast_end_conds_.resize(model_.processes.size());
   for (size_t p = 0; p < model_.processes.size(); ++p) {
@@ -227,6 +234,143 @@ void ModelSystem::build_fast() {
       }
     }
   }
+}
+
+void ModelSystem::build_blocks(Range& range) {
+  const uint32_t first = range.first, end = range.end;
+  range.block_begin = static_cast<uint32_t>(blocks_.size());
+  // The bits an action's prefilter reads: [lo, hi) of one word, if few enough for a table.
+  struct Span {
+    uint32_t word = 0, lo = 64, hi = 0;
+    uint32_t bit = 0, key = 0;
+  };
+  auto span_of = [&](uint32_t id) -> std::optional<Span> {
+    Span sp;
+    auto add = [&](uint32_t word, uint64_t mask) {
+      if (mask == 0) return true;  // a constant field: nothing read
+      if (sp.hi > 0 && word != sp.word) return false;
+      sp.word = word;
+      sp.lo = std::min<uint32_t>(sp.lo, std::countr_zero(mask));
+      sp.hi = std::max<uint32_t>(sp.hi, 64 - std::countl_zero(mask));
+      return true;
+    };
+    const Prefilter& p = prefilter_[id];
+    bool ok = true;
+    if (p.kind != Prefilter::Kind::kTest) {
+      ok = add(p.word, p.mask);
+    } else {
+      const Test& t = first_test_[id];
+      auto slot = [&](int s) {
+        auto [w, m] = layout_.field_bits(s);
+        ok = ok && add(static_cast<uint32_t>(w), m);
+      };
+      switch (t.kind) {
+        case Test::Kind::kEq:
+        case Test::Kind::kNe:
+        case Test::Kind::kLt:
+        case Test::Kind::kLe:
+        case Test::Kind::kGt:
+        case Test::Kind::kGe:
+        case Test::Kind::kEq2: slot(t.slot); break;
+        case Test::Kind::kDiff: slot(t.slot); slot(t.slot2); break;
+        case Test::Kind::kContains:
+          for (int i = 0; i <= t.e->a->type->capacity; ++i) slot(t.slot + i);
+          break;
+        default: return std::nullopt;
+      }
+    }
+    if (!ok || sp.hi == 0 || sp.hi - sp.lo > kMaxKeyBits) return std::nullopt;
+    return sp;
+  };
+  std::vector<uint64_t> scratch(layout_.words(), 0);
+  for (uint32_t b0 = first; b0 < end; b0 += 64) {
+    Block b;
+    b.first = b0;
+    b.count = std::min<uint32_t>(64, end - b0);
+    std::vector<Span> spans;
+    for (uint32_t i = 0; i < b.count; ++i) {
+      const uint32_t id = b0 + i;
+      if (fast_[id].never) continue;  // never enabled
+      if (auto sp = span_of(id)) {
+        sp->bit = i;
+        spans.push_back(*sp);
+      } else {
+        b.test |= uint64_t{1} << i;
+      }
+    }
+    // Neighbouring spans of one word share a key while the union stays small.
+    std::vector<Span> order = spans;
+    std::sort(order.begin(), order.end(),
+              [](const Span& x, const Span& y) { return std::tie(x.word, x.lo, x.bit) < std::tie(y.word, y.lo, y.bit); });
+    std::vector<DispatchKey> keys;
+    std::vector<std::vector<uint32_t>> members;  // per key: bits
+    uint32_t lo = 0, hi = 0;
+    for (const Span& sp : order) {
+      if (keys.empty() || sp.word != keys.back().word || std::max(hi, sp.hi) - lo > kMaxKeyBits) {
+        keys.push_back(DispatchKey{sp.word, sp.lo, 0, 0});
+        members.emplace_back();
+        lo = sp.lo;
+        hi = sp.hi;
+      }
+      hi = std::max(hi, sp.hi);
+      keys.back().mask = (uint64_t{1} << (hi - lo)) - 1;
+      members.back().push_back(sp.bit);
+    }
+    if (keys.size() >= spans.size()) {
+      b.test = 0;  // no test saved: the plain loop
+      blocks_.push_back(b);
+      continue;
+    }
+    b.key_begin = static_cast<uint32_t>(keys_.size());
+    for (size_t k = 0; k < keys.size(); ++k) {
+      DispatchKey d = keys[k];
+      d.table = static_cast<uint32_t>(key_table_.size());
+      for (uint64_t raw = 0; raw <= d.mask; ++raw) {
+        scratch[d.word] = raw << d.shift;
+        uint64_t accept = 0;
+        for (uint32_t bit : members[k]) {
+          const uint32_t id = b0 + bit;
+          const Test& t = first_test_[id];
+          if (prefilter_[id].kind == Prefilter::Kind::kTest && t.kind == Test::Kind::kContains) {
+            // a length beyond the capacity never occurs (and would read past the queue)
+            int64_t len = layout_.get(scratch.data(), t.slot);
+            if (len < 0 || len > t.e->a->type->capacity) continue;
+          }
+          if (prefilter(id, scratch.data())) accept |= uint64_t{1} << bit;
+        }
+        key_table_.push_back(accept);
+      }
+      scratch[d.word] = 0;
+      keys_.push_back(d);
+    }
+    b.key_end = static_cast<uint32_t>(keys_.size());
+    blocks_.push_back(b);
+  }
+  range.block_end = static_cast<uint32_t>(blocks_.size());
+  const bool keyed = std::any_of(blocks_.begin() + range.block_begin, blocks_.end(),
+                                 [](const Block& b) { return b.key_begin != b.key_end; });
+  if (!keyed) {
+    blocks_.resize(range.block_begin);
+    range.block_end = range.block_begin;
+  }
+}
+
+ModelSystem::DispatchStats ModelSystem::dispatch_stats() const {
+  DispatchStats st;
+  for (const Range& r : pc_range_) st.plain_ranges += r.block_begin == r.block_end;
+  st.plain_ranges += rule_range_.first < rule_range_.end && rule_range_.block_begin == rule_range_.block_end;
+  for (const Block& b : blocks_) {
+    ++st.blocks;
+    if (b.key_begin == b.key_end) continue;
+    ++st.keyed_blocks;
+    st.keys += static_cast<int>(b.key_end - b.key_begin);
+    uint64_t keyed = 0;
+    for (uint32_t k = b.key_begin; k < b.key_end; ++k) {
+      for (uint64_t raw = 0; raw <= keys_[k].mask; ++raw) keyed |= key_table_[keys_[k].table + raw];
+    }
+    st.keyed_actions += std::popcount(keyed);
+  }
+  return st;
 }
 
 ModelSystem::Test ModelSystem::make_test(const Expr* e) {
@@ -882,21 +1026,42 @@ int ModelSystem::successors(const uint64_t* state, SuccessorSink& sink) {
     undo();
     sink.successor(id, packed_.data());
   };
-  // The prefilter rejects most disabled actions with one test, before any call.
+  // The prefilter rejects most disabled actions with one test, before any call; keyed blocks find the candidates
+  // with one table lookup per key.
+  auto run_range = [&](const Range& r) {
+    if (r.block_begin == r.block_end) {
+      for (uint32_t id = r.first; id < r.end; ++id) {
+        if (prefilter(id, src)) attempt(id);
+      }
+      return;
+    }
+    for (uint32_t k = r.block_begin; k < r.block_end; ++k) {
+      const Block& b = blocks_[k];
+      if (b.key_begin == b.key_end) {
+        for (uint32_t id = b.first, end = b.first + b.count; id < end; ++id) {
+          if (prefilter(id, src)) attempt(id);
+        }
+        continue;
+      }
+      for (uint64_t c = candidates(b, src); c != 0; c &= c - 1) {
+        const int i = std::countr_zero(c);
+        if (((b.test >> i) & 1) && !prefilter(b.first + i, src)) continue;
+        attempt(b.first + i);
+      }
+    }
+  };
   for (size_t p = 0; p < proc_pc_slot_.size(); ++p) {
     int64_t pc = layout_.get(src, proc_pc_slot_[p]);
-    auto [first, end] = pc_range_[proc_range_base_[p] + pc];
-    for (uint32_t id = first; id < end; ++id) {
-      if (prefilter(id, src)) attempt(id);
+    const Range& r = pc_range_[proc_range_base_[p] + static_cast<uint32_t>(pc)];
+    if (r.block_begin == r.block_end) {
+      for (uint32_t id = r.first; id < r.end; ++id) {
+        if (prefilter(id, src)) attempt(id);
+      }
+    } else {
+      run_range(r);
     }
   }
-  for (size_t r = 0; r < model_.rules.size(); ++r) {
-    uint32_t first = rule_first_action_[r];
-    uint32_t n = static_cast<uint32_t>(model_.rules[r].instances);
-    for (uint32_t id = first; id < first + n; ++id) {
-      if (prefilter(id, src)) attempt(id);
-    }
-  }
+  run_range(rule_range_);
   return enabled;
 }
 

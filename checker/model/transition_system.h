@@ -164,6 +164,14 @@ class ModelSystem : public TransitionSystem {
   // Describes `action` taken from `state`; `calls` receives the procedure calls it makes (re-executed).
   ActionInfo describe(const uint64_t* state, uint32_t action, std::vector<CallRecord>* calls);
   std::vector<int64_t> unpack(const uint64_t* state) const;
+  // How successors() finds candidate actions (for tests and docs): ranges of actions (a process's edges at one pc,
+  // the rules) scanned by a plain prefilter loop (`plain_ranges`); in the others, groups of up to 64 actions
+  // (`blocks`), those with table lookups (`keyed_blocks`), lookups in all (`keys`) and the actions some key value
+  // selects (`keyed_actions`).
+  struct DispatchStats {
+    int plain_ranges = 0, blocks = 0, keyed_blocks = 0, keys = 0, keyed_actions = 0;
+  };
+  DispatchStats dispatch_stats() const;
   // Can process instance `p` take a step in `state` (a step that would fail counts as one)?
   bool process_enabled(const uint64_t* state, int p);
 
@@ -321,7 +329,14 @@ class ModelSystem : public TransitionSystem {
   PackedRun run_packed(const Fast& f, uint64_t* w) const;
   std::vector<int32_t> proc_pc_slot_;                 // per process
   std::vector<uint32_t> proc_range_base_;             // per process: index in pc_range_ of its pc 0
-  std::vector<std::pair<uint32_t, uint32_t>> pc_range_;  // [first action, end) per (process, pc)
+  // Actions first..end-1 (a process's edges at one pc, or all rule instances) and their dispatch blocks
+  // blocks_[block_begin..block_end); no blocks: a plain loop over the actions with prefilter() (no table would save a
+  // test, e.g. one edge per pc).
+  struct Range {
+    uint32_t first = 0, end = 0, block_begin = 0, block_end = 0;
+  };
+  std::vector<Range> pc_range_;       // per (process, pc)
+  Range rule_range_;
   // The prefilter of one action in raw form: kEqRaw: (w[word] & mask) == value; kNeRaw: !=; kTest: quick_packed(
   // first_test_[id]). Equality tests against a constant, the commonest guards, become one load, and and compare.
   struct Prefilter {
@@ -338,6 +353,35 @@ class ModelSystem : public TransitionSystem {
     }
   }
   std::vector<Prefilter> prefilter_;  // per action
+  // Dispatch of up to 64 consecutive actions (a process's edges at one pc, or rule instances): an action whose
+  // prefilter reads only a few adjacent bits of one word (a key: one field, or neighbouring fields, e.g. a queue's
+  // length and element) is found by one table lookup per key, table[raw bits] = the actions whose prefilter accepts
+  // those bits (computed with prefilter() itself, so the result is the same); the other actions are prefiltered one
+  // by one (`test`). Candidates are visited in bit (= id = declaration) order; actions never enabled are left out.
+  struct DispatchKey {
+    uint32_t word = 0, shift = 0;
+    uint64_t mask = 0;
+    uint32_t table = 0;               // index in key_table_ of raw value 0
+  };
+  struct Block {
+    uint32_t first = 0, count = 0;    // actions first..first+count-1 (count <= 64)
+    uint32_t key_begin = 0, key_end = 0;  // keys_; none: a plain loop over the actions with prefilter()
+    uint64_t test = 0;                // bit i: action first+i is a candidate, tested with prefilter()
+  };
+  static constexpr int kMaxKeyBits = 6;
+  // Builds the blocks of r's actions (ids in enumeration order) into blocks_, or none.
+  void build_blocks(Range& r);
+  [[gnu::always_inline]] uint64_t candidates(const Block& b, const uint64_t* w) const {
+    uint64_t c = b.test;
+    for (uint32_t k = b.key_begin; k < b.key_end; ++k) {
+      const DispatchKey& d = keys_[k];
+      c |= key_table_[d.table + ((w[d.word] >> d.shift) & d.mask)];
+    }
+    return c;
+  }
+  std::vector<DispatchKey> keys_;
+  std::vector<uint64_t> key_table_;
+  std::vector<Block> blocks_;
   std::vector<Test> first_test_;      // per action: its first condition if quick (else kGeneral), for a prefilter
 
   const Model& model_;
