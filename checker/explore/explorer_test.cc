@@ -199,25 +199,13 @@ TEST_CASE("parallel BFS: the same states, transitions, depth and fired actions a
   }
 }
 
-// Two philosophers that are not neighbours may not eat at once: violated after 4 steps (each takes two forks).
-const char* kFarApart = R"(
-param N: 2..16 = 8;
-var fork: array[0..N-1] of bool = false;
-fn first(i: 0..N-1): 0..N-1  = i == N-1 ? (i + 1) % N : i;
-fn second(i: 0..N-1): 0..N-1 = i == N-1 ? i : (i + 1) % N;
-process phil[i in 0..N-1] {
-  end think:
-    when !fork[first(i)] { fork[first(i)] = true; }
-    when !fork[second(i)] { fork[second(i)] = true; }
-  eat:
-    atomic { fork[first(i)] = false; fork[second(i)] = false; }
-    goto think;
-}
-invariant far_apart_not_both: !(phil[1]@eat && phil[5]@eat);
-)";
+// The philosophers (N=8) with one more invariant: two philosophers that are not neighbours may not eat at once,
+// violated after 4 steps (each takes two forks).
+const std::string kFarApart =
+    std::string(kPhilosophers) + "invariant far_apart_not_both: !(phil[1]@eat && phil[5]@eat);\n";
 
 TEST_CASE("parallel BFS: an invariant violation has the same length, property and counts; deterministic") {
-  auto c = testing::compile(kFarApart);
+  auto c = testing::compile(kFarApart, {{"N", "8"}});
   Result one = testing::check(*c);
   REQUIRE(one.outcome == Outcome::kViolated);
   CHECK(one.path.actions.size() == 4);

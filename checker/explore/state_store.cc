@@ -528,21 +528,13 @@ std::pair<uint32_t, bool> StateStore::insert_prepared(const uint64_t* row, uint6
 std::pair<uint32_t, bool> StateStore::insert(const uint64_t* state, uint32_t predecessor) {
   uint64_t* row = scratch_.data();
   pack(state, row);
-  if (root_->leaf) {
-    uint64_t h = root_->leaf_hash(row);
-    return insert_hashed(row, &h, predecessor);
-  }
-  root_->hashes(row, hashes_.data());
-  return insert_hashed(row, hashes_.data(), predecessor);
+  // A tree's node hashes are computed by insert_prepared itself; only a flat store uses `h`.
+  return insert_prepared(row, root_->leaf ? root_->leaf_hash(row) : 0, predecessor);
 }
 
-bool StateStore::contains(const uint64_t* state, uint64_t* scratch) const {
-  return contains_prepared(scratch, prepare(state, scratch));
+bool StateStore::contains(const uint64_t* state) const {
+  return contains_prepared(scratch_.data(), prepare(state, scratch_.data()));
 }
-
-bool StateStore::contains(const uint64_t* state) const { return contains(state, scratch_.data()); }
-
-void StateStore::prefetch(uint64_t h) const { root_->index.prefetch(h); }
 
 void StateStore::load(uint32_t id, uint64_t* out) const { root_->load(id, out); }
 

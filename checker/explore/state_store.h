@@ -56,8 +56,6 @@ class StateStore {
 
   uint64_t size() const;
   bool contains(const uint64_t* state) const;
-  // Thread-safe variant while no thread inserts: `scratch` holds scratch_words() uint64.
-  bool contains(const uint64_t* state, uint64_t* scratch) const;
   int scratch_words() const { return prep_words_; }
 
   // The same operations split for parallel callers: prepare() packs `state` into `row` (scratch_words() uint64, all
@@ -65,9 +63,6 @@ class StateStore {
   // calls take that row and hash. contains_prepared is thread-safe while no thread inserts.
   uint64_t prepare(const uint64_t* state, uint64_t* row) const;
   bool contains_prepared(const uint64_t* row, uint64_t h) const;
-  // A hint: starts loading the root index slot of hash `h`, for a caller that prepares several states before
-  // inserting them. Never required.
-  void prefetch(uint64_t h) const;
   std::pair<uint32_t, bool> insert_prepared(const uint64_t* row, uint64_t h, uint32_t predecessor);
   // Writes state `id` (words() uint64) to `out`.
   void load(uint32_t id, uint64_t* out) const;
