@@ -415,6 +415,10 @@ ModelSystem::Test ModelSystem::make_test(const Expr* e) {
     case Op::kEmpty:
       if (e->a->op == Op::kSlot) set(K::kEq, static_cast<int>(e->a->value), 0);
       break;
+    case Op::kAt:
+      // P[const]@L after specialisation: that instance's pc slot == L
+      if (e->a == nullptr) set(K::kEq, e->stride, e->value);
+      break;
     case Op::kFull:
       if (e->a->op == Op::kSlot) set(K::kEq, static_cast<int>(e->a->value), e->a->type->capacity);
       break;
@@ -862,6 +866,11 @@ void ModelSystem::build_invariant_deps() {
     conjuncts_.push_back(Conjunct{inv, x});
   };
   for (size_t i = 0; i < fast_invariants_.size(); ++i) split(static_cast<int>(i), fast_invariants_[i]);
+  for (const Conjunct& c : conjuncts_) {
+    QuickConj& q = conj_quick_.emplace_back();
+    if (!model_.slots.empty()) q.root = compile_quick(c.e);
+    if (q.root >= 0) tabulate(q);
+  }
   // Which conjuncts read each slot; conjuncts whose footprint is unknown read every slot.
   std::vector<std::vector<uint32_t>> readers(slots);
   std::vector<std::vector<int64_t>> reads(conjuncts_.size());
@@ -905,6 +914,7 @@ void ModelSystem::build_invariant_deps() {
       for (size_t c = 0; c < conjuncts_.size(); ++c) {
         if (!conj_mark[c]) continue;
         after_conj_.push_back(static_cast<uint32_t>(c));
+        if (conj_quick_[c].root >= 0) continue;  // read from the packed state
         for (int64_t x : reads[c]) slot_mark[x] = 1;
       }
       for (int64_t x = 0; x < slots; ++x) {
@@ -913,6 +923,73 @@ void ModelSystem::build_invariant_deps() {
     }
     after_begin_.push_back(static_cast<uint32_t>(after_conj_.size()));
     after_slot_begin_.push_back(static_cast<uint32_t>(after_slot_.size()));
+  }
+}
+
+int32_t ModelSystem::compile_quick(const Expr* e) {
+  QNode q;
+  Test t = make_test(e);
+  if (t.kind != Test::Kind::kGeneral) {
+    q.kind = QNode::Kind::kTest;
+    q.t = t;
+    locate(q.t);
+  } else if (e->op == Op::kConst) {
+    q.kind = QNode::Kind::kConst;
+    q.value = e->value != 0;
+  } else if (e->op == Op::kNot || e->op == Op::kAnd || e->op == Op::kOr || e->op == Op::kImplies) {
+    // operands are booleans; with leaves that cannot fail, evaluation order and short circuits do not matter
+    q.a = compile_quick(e->a);
+    if (q.a < 0) return -1;
+    if (e->op != Op::kNot) {
+      q.b = compile_quick(e->b);
+      if (q.b < 0) return -1;
+    }
+    q.kind = e->op == Op::kNot ? QNode::Kind::kNot
+             : e->op == Op::kAnd ? QNode::Kind::kAnd
+             : e->op == Op::kOr  ? QNode::Kind::kOr
+                                 : QNode::Kind::kImplies;
+  } else {
+    return -1;
+  }
+  qnodes_.push_back(q);
+  return static_cast<int32_t>(qnodes_.size() - 1);
+}
+
+void ModelSystem::tabulate(QuickConj& q) {
+  uint32_t word = 0, lo = 64, hi = 0;
+  bool ok = true;
+  auto field = [&](int slot) {
+    auto [w, m] = layout_.field_bits(slot);
+    if (m == 0) return;  // a constant slot: nothing read
+    if (hi > 0 && static_cast<uint32_t>(w) != word) ok = false;
+    word = static_cast<uint32_t>(w);
+    lo = std::min<uint32_t>(lo, std::countr_zero(m));
+    hi = std::max<uint32_t>(hi, 64 - std::countl_zero(m));
+  };
+  std::function<void(int32_t)> visit = [&](int32_t n) {
+    const QNode& x = qnodes_[n];
+    if (x.a >= 0) visit(x.a);
+    if (x.b >= 0) visit(x.b);
+    if (x.kind != QNode::Kind::kTest) return;
+    switch (x.t.kind) {
+      case Test::Kind::kDiff: field(x.t.slot); field(x.t.slot2); break;
+      case Test::Kind::kContains: ok = false; break;  // reads elements by a length no table value may bound
+      default: field(x.t.slot); break;
+    }
+  };
+  visit(q.root);
+  if (!ok || hi - std::min(lo, hi) > kMaxTableBits) return;
+  if (hi == 0) lo = 0;  // reads only constants
+  q.tabled = true;
+  q.word = word;
+  q.shift = lo;
+  q.mask = (uint64_t{1} << (hi - lo)) - 1;
+  q.table = static_cast<uint32_t>(qtable_.size());
+  qtable_.resize(qtable_.size() + (q.mask >> 6) + 1, 0);
+  std::vector<uint64_t> scratch(layout_.words(), 0);
+  for (uint64_t raw = 0; raw <= q.mask; ++raw) {
+    scratch[word] = raw << lo;
+    if (eval_quick(q.root, scratch.data())) qtable_[q.table + (raw >> 6)] |= uint64_t{1} << (raw & 63);
   }
 }
 
@@ -1136,7 +1213,13 @@ std::optional<Violation> ModelSystem::check_invariants_after(uint32_t action, co
     st[after_slot_[k]] = layout_.get(state, static_cast<int>(after_slot_[k]));
   }
   for (uint32_t k = after_begin_[action], e = after_begin_[action + 1]; k < e; ++k) {
-    const Conjunct& c = conjuncts_[after_conj_[k]];
+    const uint32_t ci = after_conj_[k];
+    const Conjunct& c = conjuncts_[ci];
+    if (conj_quick_[ci].root >= 0) {
+      if (conj_holds(conj_quick_[ci], state)) continue;
+      const Invariant& inv = model_.invariants[c.invariant];
+      return Violation{Violation::Kind::kInvariant, inv.name, fmt::format("invariant {} is false", inv.name), inv.span};
+    }
     if (auto v = check_conjunct(c.invariant, c.e)) return v;
   }
   return std::nullopt;

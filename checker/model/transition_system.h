@@ -396,8 +396,53 @@ class ModelSystem : public TransitionSystem {
     const Expr* e;
   };
   std::vector<Conjunct> conjuncts_;   // every invariant's top-level conjuncts, in evaluation order
+  // A conjunct in a quick form: and/or/not/implies over quick tests (make_test's forms, which cannot fail), evaluated
+  // on the packed state without unpacking or the tree evaluator. Nodes in qnodes_; per conjunct its root, or -1.
+  struct QNode {
+    enum class Kind : uint8_t { kTest, kConst, kNot, kAnd, kOr, kImplies } kind = Kind::kConst;
+    bool value = false;               // kConst
+    int32_t a = -1, b = -1;           // operands (node indexes)
+    Test t;                           // kTest, located
+  };
+  std::vector<QNode> qnodes_;
+  // Per conjunct: its quick form (root node, or -1) and, when every field it reads lies in bits [shift, shift + 12)
+  // of one word, its truth table: bit raw of qtable_[table..] is its value when those bits hold raw.
+  struct QuickConj {
+    int32_t root = -1;
+    bool tabled = false;
+    uint32_t word = 0, shift = 0;
+    uint64_t mask = 0;
+    uint32_t table = 0;               // index in qtable_ (64 raw values per entry)
+  };
+  static constexpr int kMaxTableBits = 12;
+  std::vector<QuickConj> conj_quick_;  // per conjunct
+  std::vector<uint64_t> qtable_;
+  // Fills conj_quick_[c].tabled, word, shift, mask and table, when the conjunct's fields are close enough.
+  void tabulate(QuickConj& q);
+  bool conj_holds(const QuickConj& q, const uint64_t* w) const {
+    if (q.tabled) {
+      const uint64_t raw = (w[q.word] >> q.shift) & q.mask;
+      return (qtable_[q.table + (raw >> 6)] >> (raw & 63)) & 1;
+    }
+    return eval_quick(q.root, w);
+  }
+  // The quick form of `e` (appended to qnodes_), or -1 if some part of it is not quick.
+  int32_t compile_quick(const Expr* e);
+  bool eval_quick(int32_t node, const uint64_t* w) const {
+    const QNode& q = qnodes_[node];
+    switch (q.kind) {
+      case QNode::Kind::kTest: return quick_packed(q.t, w);
+      case QNode::Kind::kConst: return q.value;
+      case QNode::Kind::kNot: return !eval_quick(q.a, w);
+      case QNode::Kind::kAnd: return eval_quick(q.a, w) && eval_quick(q.b, w);
+      case QNode::Kind::kOr: return eval_quick(q.a, w) || eval_quick(q.b, w);
+      case QNode::Kind::kImplies: return !eval_quick(q.a, w) || eval_quick(q.b, w);
+    }
+    return true;
+  }
   // Per action (CSR, after_begin_[id]..after_begin_[id + 1]): the conjuncts (ascending) that read a slot it can
-  // write, and the slots those conjuncts read (the only ones unpacked). after_full_[id]: footprint unknown, check all.
+  // write, and the slots the non-quick ones among them read (the only ones unpacked). after_full_[id]: footprint
+  // unknown, check all.
   std::vector<uint32_t> after_begin_, after_conj_;
   std::vector<uint32_t> after_slot_begin_, after_slot_;
   std::vector<uint8_t> after_full_;
