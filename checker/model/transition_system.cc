@@ -223,6 +223,7 @@ void ModelSystem::build_fast() {
     rule_range_ = Range{rule_first_action_[0], static_cast<uint32_t>(actions_.size())};
     build_blocks(rule_range_);
   }
+  build_hot();
   for (const Invariant& inv : model_.invariants) fast_invariants_.push_back(s.expr(inv.expr));
   fast_end_conds_.resize(model_.processes.size());
   for (size_t p = 0; p < model_.processes.size(); ++p) {
@@ -578,19 +579,161 @@ void ModelSystem::compile_ops(const std::vector<const Stmt*>& body, std::vector<
   }
 }
 
-ModelSystem::PackedRun ModelSystem::run_packed(const Fast& f, uint64_t* w) const {
-  using K = Instr::Kind;
+ModelSystem::RawTest ModelSystem::raw_test_of(const Test& t) {
+  RawTest r;
+  using K = Test::Kind;
+  if (t.kind != K::kEq && t.kind != K::kNe && t.kind != K::kLt && t.kind != K::kLe && t.kind != K::kGt &&
+      t.kind != K::kGe) {
+    r.generic = static_cast<int32_t>(raw_generic_.size());
+    raw_generic_.push_back(t);
+    return r;
+  }
+  const StateLayout::Position& p = t.pos;
+  r.word = static_cast<uint32_t>(p.word);
+  r.shift = static_cast<uint32_t>(p.shift);
+  r.mask = p.mask;
+  // value in [a, b] <=> raw = value - lo in [a - lo, b - lo], clamped to the raw values 0..mask the field can hold
+  using I = __int128;
+  auto interval = [&](I a, I b) {
+    I ra = std::max<I>(a - p.lo, 0), rb = std::min<I>(b - p.lo, static_cast<I>(p.mask));
+    if (ra > rb) {
+      r.mask = 0;  // never: raw is 0 and 0 - 1 > 0
+      r.a = 1;
+      r.span = 0;
+    } else {
+      r.a = static_cast<uint64_t>(ra);
+      r.span = static_cast<uint64_t>(rb - ra);
+    }
+  };
+  const I k = t.k, lo = INT64_MIN, hi = INT64_MAX;
+  switch (t.kind) {
+    case K::kEq: interval(k, k); break;
+    case K::kNe: interval(k, k); r.neg = true; break;
+    case K::kLt: interval(lo, k - 1); break;
+    case K::kLe: interval(lo, k); break;
+    case K::kGt: interval(k + 1, hi); break;
+    default: interval(k, hi); break;  // kGe
+  }
+  return r;
+}
+
+void ModelSystem::build_hot() {
+  restore_all_ = layout_.words() > 64;
+  work_.assign(layout_.words(), 0);
+  hot_.resize(fast_.size());
+  for (size_t id = 0; id < fast_.size(); ++id) {
+    const Fast& f = fast_[id];
+    Hot& h = hot_[id];
+    h.test_begin = h.test_end = static_cast<uint32_t>(hot_tests_.size());
+    h.op_begin = h.op_end = static_cast<uint32_t>(hot_ops_.size());
+    if (!f.packed || model_.slots.empty()) continue;  // kMachine
+    for (size_t i = f.prefiltered ? 1 : 0; i < f.conds.size(); ++i) hot_tests_.push_back(raw_test_of(f.conds[i]));
+    h.test_end = static_cast<uint32_t>(hot_tests_.size());
+    auto mark = [&](int slot) {
+      auto [w, m] = layout_.field_bits(slot);
+      if (m != 0 && w < 64) h.words |= uint64_t{1} << w;
+    };
+    // ops[i] starts at hot op at[i]; a jump target never merges with the op before it
+    std::vector<uint32_t> at(f.ops.size() + 1);
+    std::vector<uint8_t> target(f.ops.size() + 1, 0);
+    for (const Instr& o : f.ops) {
+      if (o.kind == Instr::Kind::kIf || o.kind == Instr::Kind::kJump) target[o.jump] = 1;
+    }
+    std::vector<HotOp> ops;
+    bool open_patch = false;  // ops.back() is a patch that the next constant write may join
+    auto patch = [&](int slot, int64_t v) {
+      auto [w, m] = layout_.field_bits(slot);
+      if (m == 0) return;  // a constant slot: v is its only value
+      mark(slot);
+      std::vector<uint64_t> one(layout_.words(), 0);
+      layout_.set(one.data(), slot, v);
+      // join the open patch only if it is for the same word (else start another; all are applied in order)
+      if (!open_patch || ops.back().word != static_cast<uint32_t>(w)) {
+        HotOp p;
+        p.kind = HotOp::Kind::kPatch;
+        p.word = static_cast<uint32_t>(w);
+        ops.push_back(p);
+        open_patch = true;
+      }
+      HotOp& p = ops.back();
+      p.clear |= m;
+      p.bits = (p.bits & ~m) | one[w];
+    };
+    for (size_t i = 0; i < f.ops.size(); ++i) {
+      const Instr& o = f.ops[i];
+      if (target[i]) open_patch = false;
+      at[i] = static_cast<uint32_t>(ops.size());
+      if (o.kind == Instr::Kind::kSet) {
+        patch(o.slot, o.k);
+        at[i] = static_cast<uint32_t>(ops.size() - (open_patch && layout_.field_bits(o.slot).second != 0 ? 1 : 0));
+        continue;
+      }
+      open_patch = false;
+      HotOp x;
+      x.slot = o.slot;
+      x.k = o.k;
+      x.lo = o.lo;
+      x.hi = o.hi;
+      x.jump = o.jump;
+      switch (o.kind) {
+        case Instr::Kind::kAdd:
+          x.kind = HotOp::Kind::kAdd;
+          x.src = layout_.position(o.src);
+          x.dst = layout_.position(o.slot);
+          mark(o.slot);
+          break;
+        case Instr::Kind::kPush:
+        case Instr::Kind::kPop:
+        case Instr::Kind::kClear: {
+          x.kind = o.kind == Instr::Kind::kPush  ? HotOp::Kind::kPush
+                   : o.kind == Instr::Kind::kPop ? HotOp::Kind::kPop
+                                                 : HotOp::Kind::kClear;
+          const int capacity = o.s->lhs->type->capacity;
+          for (int e = 0; e <= capacity; ++e) mark(o.slot + e);
+          break;
+        }
+        case Instr::Kind::kAssert:
+        case Instr::Kind::kRequire:
+        case Instr::Kind::kIf:
+          x.kind = o.kind == Instr::Kind::kAssert    ? HotOp::Kind::kAssert
+                   : o.kind == Instr::Kind::kRequire ? HotOp::Kind::kRequire
+                                                     : HotOp::Kind::kIf;
+          x.test = raw_test_of(o.test);
+          break;
+        case Instr::Kind::kJump: x.kind = HotOp::Kind::kJump; break;
+        default: break;  // kStmt: not packed
+      }
+      ops.push_back(x);
+    }
+    at[f.ops.size()] = static_cast<uint32_t>(ops.size());
+    if (target[f.ops.size()]) open_patch = false;
+    if (f.pc_slot >= 0) patch(f.pc_slot, f.next_pc);
+    for (HotOp& x : ops) {
+      if (x.kind == HotOp::Kind::kIf || x.kind == HotOp::Kind::kJump) x.jump = static_cast<int32_t>(at[x.jump]);
+    }
+    if (restore_all_) h.words = ~uint64_t{0};
+    h.kind = std::all_of(ops.begin(), ops.end(), [](const HotOp& x) { return x.kind == HotOp::Kind::kPatch; })
+                 ? Hot::Kind::kPatch
+                 : Hot::Kind::kOps;
+    hot_ops_.insert(hot_ops_.end(), ops.begin(), ops.end());
+    h.op_end = static_cast<uint32_t>(hot_ops_.size());
+  }
+}
+
+ModelSystem::PackedRun ModelSystem::run_hot(const Hot& h, uint64_t* w) const {
+  using K = HotOp::Kind;
   const StateLayout& L = layout_;
-  // head() of an empty queue is a runtime error: left to the machine
-  auto empty_head = [&](const Test& t) { return t.kind == Test::Kind::kHead && L.get(w, t.slot) == 0; };
-  for (size_t i = 0, n = f.ops.size(); i < n;) {
-    const Instr& o = f.ops[i];
+  const HotOp* ops = hot_ops_.data() + h.op_begin;
+  for (int32_t i = 0, n = static_cast<int32_t>(h.op_end - h.op_begin); i < n;) {
+    const HotOp& o = ops[i];
     switch (o.kind) {
-      case K::kSet: L.set(w, o.slot, o.k); break;
+      case K::kPatch: w[o.word] = (w[o.word] & ~o.clear) | o.bits; break;
       case K::kAdd: {
         int64_t v;
-        if (__builtin_add_overflow(L.get(w, o.src), o.k, &v) || v < o.lo || v > o.hi) return PackedRun::kSlow;
-        L.set(w, o.slot, v);
+        const int64_t x = static_cast<int64_t>((w[o.src.word] >> o.src.shift) & o.src.mask) + o.src.lo;
+        if (__builtin_add_overflow(x, o.k, &v) || v < o.lo || v > o.hi) return PackedRun::kSlow;
+        const uint64_t m = o.dst.mask << o.dst.shift;
+        w[o.dst.word] = (w[o.dst.word] & ~m) | ((static_cast<uint64_t>(v - o.dst.lo) << o.dst.shift) & m);
         break;
       }
       case K::kPush: {
@@ -613,25 +756,23 @@ ModelSystem::PackedRun ModelSystem::run_packed(const Fast& f, uint64_t* w) const
         for (int k = 0; k < o.hi; ++k) L.set(w, o.slot + 1 + k, o.lo);
         break;
       case K::kAssert:
-        if (empty_head(o.test) || !quick_packed(o.test, w)) return PackedRun::kSlow;
+        if (raw_empty_head(o.test, w) || !raw_test(o.test, w)) return PackedRun::kSlow;
         break;
       case K::kRequire:
-        if (empty_head(o.test)) return PackedRun::kSlow;
-        if (!quick_packed(o.test, w)) return PackedRun::kDisabled;
+        if (raw_empty_head(o.test, w)) return PackedRun::kSlow;
+        if (!raw_test(o.test, w)) return PackedRun::kDisabled;
         break;
       case K::kIf:
-        if (empty_head(o.test)) return PackedRun::kSlow;
-        if (!quick_packed(o.test, w)) {
+        if (raw_empty_head(o.test, w)) return PackedRun::kSlow;
+        if (!raw_test(o.test, w)) {
           i = o.jump;
           continue;
         }
         break;
       case K::kJump: i = o.jump; continue;
-      case K::kStmt: return PackedRun::kSlow;  // not a packed action
     }
     ++i;
   }
-  if (f.pc_slot >= 0) L.set(w, f.pc_slot, f.next_pc);
   return PackedRun::kDone;
 }
 
@@ -1039,73 +1180,100 @@ bool ModelSystem::run(const Action& a) {
   return machine_.exec(r.body);
 }
 
+void ModelSystem::attempt_machine(uint32_t id, const uint64_t* src, SuccessorSink& sink, int& enabled,
+                                  bool& unpacked) {
+  const Fast& f = fast_[id];
+  const int words = layout_.words();
+  if (!unpacked) {
+    layout_.unpack(src, base_);
+    machine_.state = base_;
+    unpacked = true;
+  }
+  auto undo = [&]() {
+    for (int32_t slot : machine_.written()) machine_.state[slot] = base_[slot];
+  };
+  bool ok;
+  try {
+    if (!conds_hold(f)) return;  // conditions only read: nothing to undo
+    if (f.constant) {
+      ++enabled;
+      for (int w = 0; w < words; ++w) packed_[w] = src[w];
+      for (const Fast::Patch& p : f.patch) packed_[p.word] = (packed_[p.word] & ~p.clear) | p.bits;
+      sink.successor(id, packed_.data());
+      return;
+    }
+    machine_.begin_step();
+    ok = run_ops(f.ops);
+    if (ok && f.pc_slot >= 0) machine_.set(f.pc_slot, f.next_pc);
+  } catch (const StepFailure& e) {
+    undo();
+    ++enabled;
+    sink.failure(id, Violation{Violation::Kind::kStepFailure, e.property, e.message, e.span});
+    return;
+  } catch (...) {
+    undo();
+    throw;
+  }
+  if (!ok) { undo(); return; }
+  ++enabled;
+  for (int w = 0; w < words; ++w) packed_[w] = src[w];
+  for (int32_t slot : machine_.written()) layout_.set(packed_.data(), slot, machine_.state[slot]);
+  undo();
+  sink.successor(id, packed_.data());
+}
+
 int ModelSystem::successors(const uint64_t* state, SuccessorSink& sink) {
-  // Packed actions (quick tests, direct ops) run on a copy of the packed source. The others run on the machine:
-  // the source is unpacked into machine_.state (once, when the first such action is met); each action's writes are
-  // tracked, patched into a copy of the packed source (incremental repacking) and undone from base_.
+  // Packed actions (quick tests, direct ops) patch work_, a copy of the source, and restore the words they wrote
+  // after the sink has seen the successor. The others (and a packed action's error path) run on the machine
+  // (attempt_machine): the source is unpacked into machine_.state once, when the first such action is met.
   // `state` may live in the caller's store, which can move while the sink inserts: keep a copy.
   const int words = layout_.words();
   source_.assign(state, state + words);
   const uint64_t* src = source_.data();
+  uint64_t* work = work_.data();
+  for (int w = 0; w < words; ++w) work[w] = src[w];
   bool unpacked = false;
   int enabled = 0;
-  auto undo = [&]() {
-    for (int32_t slot : machine_.written()) machine_.state[slot] = base_[slot];
-  };
-  auto patch = [&](const Fast& f, uint32_t id) {
-    ++enabled;
-    for (int w = 0; w < words; ++w) packed_[w] = src[w];
-    for (const Fast::Patch& p : f.patch) packed_[p.word] = (packed_[p.word] & ~p.clear) | p.bits;
-    sink.successor(id, packed_.data());
-  };
-  auto attempt = [&](uint32_t id) {
-    const Fast& f = fast_[id];
-    if (f.packed) {
-      for (size_t i = f.prefiltered ? 1 : 0, n = f.conds.size(); i < n; ++i) {
-        if (!quick_packed(f.conds[i], src)) return;
-      }
-      if (f.constant) return patch(f, id);
-      for (int w = 0; w < words; ++w) packed_[w] = src[w];
-      PackedRun r = run_packed(f, packed_.data());
-      if (r == PackedRun::kDisabled) return;
-      if (r == PackedRun::kDone) {
-        ++enabled;
-        sink.successor(id, packed_.data());
-        return;
-      }
-      // kSlow: an error path; the machine reproduces the exact failure below.
-    }
-    if (!unpacked) {
-      layout_.unpack(src, base_);
-      machine_.state = base_;
-      unpacked = true;
-    }
-    bool ok;
-    try {
-      if (!conds_hold(f)) return;  // conditions only read: nothing to undo
-      if (f.constant) return patch(f, id);
-      machine_.begin_step();
-      ok = run_ops(f.ops);
-      if (ok && f.pc_slot >= 0) machine_.set(f.pc_slot, f.next_pc);
-    } catch (const StepFailure& f) {
-      undo();
-      ++enabled;
-      sink.failure(id, Violation{Violation::Kind::kStepFailure, f.property, f.message, f.span});
+  auto restore = [&](const Hot& h) __attribute__((always_inline)) {
+    if (restore_all_) [[unlikely]] {
+      for (int w = 0; w < words; ++w) work[w] = src[w];
       return;
-    } catch (...) {
-      undo();
-      throw;
     }
-    if (!ok) { undo(); return; }
-    ++enabled;
-    for (int w = 0; w < words; ++w) packed_[w] = src[w];
-    for (int32_t slot : machine_.written()) layout_.set(packed_.data(), slot, machine_.state[slot]);
-    undo();
-    sink.successor(id, packed_.data());
+    for (uint64_t m = h.words; m != 0; m &= m - 1) {
+      const int w = std::countr_zero(m);
+      work[w] = src[w];
+    }
+  };
+  auto attempt = [&](uint32_t id) __attribute__((always_inline)) {
+    const Hot& h = hot_[id];
+    if (h.kind == Hot::Kind::kMachine) [[unlikely]] return attempt_machine(id, src, sink, enabled, unpacked);
+    for (uint32_t t = h.test_begin; t < h.test_end; ++t) {
+      if (!raw_test(hot_tests_[t], src)) return;
+    }
+    if (h.kind == Hot::Kind::kPatch) {
+      for (uint32_t i = h.op_begin; i < h.op_end; ++i) {
+        const HotOp& o = hot_ops_[i];
+        work[o.word] = (work[o.word] & ~o.clear) | o.bits;
+      }
+      ++enabled;
+      sink.successor(id, work);
+      restore(h);
+      return;
+    }
+    const PackedRun r = run_hot(h, work);
+    if (r == PackedRun::kDone) {
+      ++enabled;
+      sink.successor(id, work);
+      restore(h);
+      return;
+    }
+    restore(h);
+    // kSlow: an error path; the machine reproduces the exact failure.
+    if (r == PackedRun::kSlow) attempt_machine(id, src, sink, enabled, unpacked);
   };
   // The prefilter rejects most disabled actions with one test, before any call; keyed blocks find the candidates
   // with one table lookup per key.
-  auto run_range = [&](const Range& r) {
+  auto run_range = [&](const Range& r) __attribute__((always_inline)) {
     if (r.block_begin == r.block_end) {
       for (uint32_t id = r.first; id < r.end; ++id) {
         if (prefilter(id, src)) attempt(id);
@@ -1129,14 +1297,7 @@ int ModelSystem::successors(const uint64_t* state, SuccessorSink& sink) {
   };
   for (size_t p = 0; p < proc_pc_slot_.size(); ++p) {
     int64_t pc = layout_.get(src, proc_pc_slot_[p]);
-    const Range& r = pc_range_[proc_range_base_[p] + static_cast<uint32_t>(pc)];
-    if (r.block_begin == r.block_end) {
-      for (uint32_t id = r.first; id < r.end; ++id) {
-        if (prefilter(id, src)) attempt(id);
-      }
-    } else {
-      run_range(r);
-    }
+    run_range(pc_range_[proc_range_base_[p] + static_cast<uint32_t>(pc)]);
   }
   run_range(rule_range_);
   return enabled;

@@ -268,7 +268,7 @@ class ModelSystem : public TransitionSystem {
     };
     bool constant = false;
     // Every condition is quick and every op a direct form (no general expression, no tree statement, no frame): the
-    // action can run on the packed state itself (run_packed), without unpacking.
+    // action can run on the packed state itself (run_hot), without unpacking.
     bool packed = false;
     std::vector<Patch> patch;
     int pc_slot = -1;                 // process steps: the program counter to set to next_pc
@@ -323,10 +323,61 @@ class ModelSystem : public TransitionSystem {
       default: return true;
     }
   }
+  // successors()'s per-action code in resolved form (built from Fast once): every field position looked up, tests in
+  // raw form, consecutive constant writes merged into word patches, so the hot loop reads one contiguous record per
+  // action and never consults the layout for these.
+  // A test on the packed state: ((w[word] >> shift) & mask) - a <= span (unsigned), negated if `neg` -- every
+  // `slot <cmp> k` (the value interval mapped to raw bits, clamped to the field); other forms (generic >= 0) are
+  // quick_packed(raw_generic_[generic]).
+  struct RawTest {
+    uint32_t word = 0, shift = 0;
+    uint64_t mask = 0, a = 0, span = 0;
+    bool neg = false;
+    int32_t generic = -1;
+  };
+  RawTest raw_test_of(const Test& t);
+  [[gnu::always_inline]] bool raw_test(const RawTest& t, const uint64_t* w) const {
+    if (t.generic >= 0) [[unlikely]] return quick_packed(raw_generic_[t.generic], w);
+    return ((((w[t.word] >> t.shift) & t.mask) - t.a) <= t.span) != t.neg;
+  }
+  // head(q) of an empty queue in a generic test: an error path, left to the machine.
+  bool raw_empty_head(const RawTest& t, const uint64_t* w) const {
+    if (t.generic < 0) return false;
+    const Test& g = raw_generic_[t.generic];
+    return g.kind == Test::Kind::kHead && layout_.get(w, g.slot) == 0;
+  }
+  // An op of a packed action, resolved: kPatch w[word] = (w[word] & ~clear) | bits (one or more consecutive constant
+  // writes, the pc update included); kAdd dst = src + k checked against lo..hi; queue ops and tests as Instr.
+  struct HotOp {
+    enum class Kind : uint8_t { kPatch, kAdd, kPush, kPop, kClear, kAssert, kRequire, kIf, kJump } kind = Kind::kPatch;
+    uint32_t word = 0;
+    int32_t slot = 0, jump = 0;
+    uint64_t clear = 0, bits = 0;
+    StateLayout::Position src, dst;
+    int64_t k = 0, lo = 0, hi = 0;
+    RawTest test;
+  };
+  struct Hot {
+    // kPatch: constant writes (ops are kPatch only); kOps: run_hot; kMachine: not packed, the machine runs it
+    enum class Kind : uint8_t { kPatch, kOps, kMachine } kind = Kind::kMachine;
+    uint32_t test_begin = 0, test_end = 0;  // hot_tests_: the conditions after the prefilter
+    uint32_t op_begin = 0, op_end = 0;      // hot_ops_
+    uint64_t words = 0;                     // bit w: word w may be written (restored from the source afterwards)
+  };
+  void build_hot();
+  std::vector<Hot> hot_;              // per action
+  std::vector<RawTest> hot_tests_;
+  std::vector<HotOp> hot_ops_;
+  std::vector<Test> raw_generic_;
+  bool restore_all_ = false;          // more than 64 words: restore every word
+  std::vector<uint64_t> work_;        // successors(): the source, patched per action and restored
+  // The machine path of successors() for action `id` (not packed, or an error path of a packed one).
+  void attempt_machine(uint32_t id, const uint64_t* src, SuccessorSink& sink, int& enabled, bool& unpacked);
   enum class PackedRun { kDisabled, kDone, kSlow };
-  // Runs a `packed` action's ops and pc update on `w` (a copy of the source). kSlow: an error path was met (overflow,
-  // range, queue full or empty, false assert): `w` is garbage and the action must be rerun on the machine.
-  PackedRun run_packed(const Fast& f, uint64_t* w) const;
+  // Runs a kOps action's ops (its pc update included) on `w`, a copy of the source. kSlow: an error path was met
+  // (overflow, range, queue full or empty, false assert): `w` is garbage (restore it) and the action must be rerun
+  // on the machine.
+  PackedRun run_hot(const Hot& h, uint64_t* w) const;
   std::vector<int32_t> proc_pc_slot_;                 // per process
   std::vector<uint32_t> proc_range_base_;             // per process: index in pc_range_ of its pc 0
   // Actions first..end-1 (a process's edges at one pc, or all rule instances) and their dispatch blocks
