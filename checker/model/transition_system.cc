@@ -5,6 +5,7 @@
 #include <functional>
 #include <optional>
 #include <tuple>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -224,6 +225,7 @@ void ModelSystem::build_fast() {
     build_blocks(rule_range_);
   }
   build_hot();
+  build_memos();
   for (const Invariant& inv : model_.invariants) fast_invariants_.push_back(s.expr(inv.expr));
   fast_end_conds_.resize(model_.processes.size());
   for (size_t p = 0; p < model_.processes.size(); ++p) {
@@ -689,7 +691,11 @@ void ModelSystem::build_hot() {
                    : o.kind == Instr::Kind::kPop ? HotOp::Kind::kPop
                                                  : HotOp::Kind::kClear;
           const int capacity = o.s->lhs->type->capacity;
-          for (int e = 0; e <= capacity; ++e) mark(o.slot + e);
+          x.queue = static_cast<uint32_t>(hot_pos_.size());
+          for (int e = 0; e <= capacity; ++e) {
+            mark(o.slot + e);
+            hot_pos_.push_back(layout_.position(o.slot + e));
+          }
           break;
         }
         case Instr::Kind::kAssert:
@@ -720,9 +726,120 @@ void ModelSystem::build_hot() {
   }
 }
 
+void ModelSystem::test_bits(const Test& t, std::vector<uint64_t>& bits) const {
+  auto field = [&](int slot) {
+    auto [w, m] = layout_.field_bits(slot);
+    bits[w] |= m;
+  };
+  switch (t.kind) {
+    case Test::Kind::kDiff: field(t.slot); field(t.slot2); break;
+    case Test::Kind::kHead: field(t.slot); field(t.slot + 1); break;
+    case Test::Kind::kContains:
+      for (int i = 0; i <= t.e->a->type->capacity; ++i) field(t.slot + i);
+      break;
+    default: field(t.slot); break;
+  }
+}
+
+void ModelSystem::build_memos() {
+  if (model_.slots.empty()) return;
+  const int words = layout_.words();
+  auto build = [&](Range& r) {
+    std::vector<uint64_t> rw(words, 0), wr(words, 0);
+    int live = 0;
+    bool ops = false;
+    for (uint32_t id = r.first; id < r.end; ++id) {
+      const Fast& f = fast_[id];
+      if (f.never) continue;
+      if (hot_[id].kind == Hot::Kind::kMachine) return;
+      ++live;
+      ops = ops || hot_[id].kind == Hot::Kind::kOps;
+      for (const Test& t : f.conds) test_bits(t, rw);
+      auto write = [&](int slot) {
+        auto [w, m] = layout_.field_bits(slot);
+        wr[w] |= m;
+      };
+      for (const Instr& o : f.ops) {
+        switch (o.kind) {
+          case Instr::Kind::kSet: write(o.slot); break;
+          case Instr::Kind::kAdd: {
+            write(o.slot);
+            auto [w, m] = layout_.field_bits(o.src);
+            rw[w] |= m;
+            break;
+          }
+          case Instr::Kind::kPush:
+          case Instr::Kind::kPop:
+          case Instr::Kind::kClear:
+            for (int e = 0; e <= o.s->lhs->type->capacity; ++e) write(o.slot + e);
+            break;
+          case Instr::Kind::kAssert:
+          case Instr::Kind::kRequire:
+          case Instr::Kind::kIf: test_bits(o.test, rw); break;
+          case Instr::Kind::kJump: break;
+          case Instr::Kind::kStmt: return;  // not packed (cannot happen)
+        }
+      }
+      if (f.pc_slot >= 0) write(f.pc_slot);
+    }
+    // one constant patch (the philosophers' steps) costs less than a lookup
+    if (live < 2 && !ops) return;
+    Memo m;
+    for (int w = 0; w < words; ++w) {
+      const uint64_t key = rw[w] | wr[w];
+      if (key != 0) {
+        m.key_word.push_back(static_cast<uint32_t>(w));
+        m.key_mask.push_back(key);
+      }
+      if (wr[w] != 0) {
+        m.out_word.push_back(static_cast<uint32_t>(w));
+        m.out_mask.push_back(wr[w]);
+      }
+    }
+    if (m.key_word.empty() || m.key_word.size() > kMaxMemoWords) return;
+    m.slots.assign(64, 0);
+    r.memo = static_cast<int32_t>(memos_.size());
+    memos_.push_back(std::move(m));
+  };
+  for (Range& r : pc_range_) build(r);
+  if (rule_range_.first < rule_range_.end) build(rule_range_);
+}
+
+void ModelSystem::memo_insert(Memo& m, const uint64_t* key, bool cached) {
+  const size_t nk = m.key_word.size();
+  const uint32_t e = static_cast<uint32_t>(m.cached.size());
+  if (e >= kMaxMemoEntries) {
+    m = Memo{};  // too many keys: switch off and free
+    m.off = true;
+    return;
+  }
+  m.keys.insert(m.keys.end(), key, key + nk);
+  m.cached.push_back(cached ? 1 : 0);
+  if (cached) {
+    const uint32_t base = static_cast<uint32_t>(m.diff.size());
+    for (Memo::Succ x : rec_succ_) m.succ.push_back(Memo::Succ{x.id, x.diff_begin + base, x.diff_end + base});
+    m.diff.insert(m.diff.end(), rec_diff_.begin(), rec_diff_.end());
+  }
+  m.begin.push_back(static_cast<uint32_t>(m.succ.size()));
+  if (2 * (e + 1) > m.slots.size()) {
+    // grow and rehash (at most half full)
+    m.slots.assign(m.slots.size() * 2, 0);
+    const size_t mask = m.slots.size() - 1;
+    for (uint32_t x = 0; x <= e; ++x) {
+      size_t i = memo_hash(m.keys.data() + x * nk, nk) & mask;
+      while (m.slots[i] != 0) i = (i + 1) & mask;
+      m.slots[i] = x + 1;
+    }
+    return;
+  }
+  const size_t mask = m.slots.size() - 1;
+  size_t i = memo_hash(key, nk) & mask;
+  while (m.slots[i] != 0) i = (i + 1) & mask;
+  m.slots[i] = e + 1;
+}
+
 ModelSystem::PackedRun ModelSystem::run_hot(const Hot& h, uint64_t* w) const {
   using K = HotOp::Kind;
-  const StateLayout& L = layout_;
   const HotOp* ops = hot_ops_.data() + h.op_begin;
   for (int32_t i = 0, n = static_cast<int32_t>(h.op_end - h.op_begin); i < n;) {
     const HotOp& o = ops[i];
@@ -737,24 +854,28 @@ ModelSystem::PackedRun ModelSystem::run_hot(const Hot& h, uint64_t* w) const {
         break;
       }
       case K::kPush: {
-        int64_t len = L.get(w, o.slot);
+        const StateLayout::Position* q = hot_pos_.data() + o.queue;
+        int64_t len = pget(w, q[0]);
         if (len >= o.hi || len < 0) return PackedRun::kSlow;
-        L.set(w, o.slot + 1 + static_cast<int>(len), o.k);
-        L.set(w, o.slot, len + 1);
+        pset(w, q[1 + len], o.k);
+        pset(w, q[0], len + 1);
         break;
       }
       case K::kPop: {
-        int64_t len = L.get(w, o.slot);
+        const StateLayout::Position* q = hot_pos_.data() + o.queue;
+        int64_t len = pget(w, q[0]);
         if (len <= 0) return PackedRun::kSlow;
-        for (int k = 0; k + 1 < len; ++k) L.set(w, o.slot + 1 + k, L.get(w, o.slot + 2 + k));
-        L.set(w, o.slot + static_cast<int>(len), o.lo);
-        L.set(w, o.slot, len - 1);
+        for (int64_t k = 0; k + 1 < len; ++k) pset(w, q[1 + k], pget(w, q[2 + k]));
+        pset(w, q[len], o.lo);
+        pset(w, q[0], len - 1);
         break;
       }
-      case K::kClear:
-        L.set(w, o.slot, 0);
-        for (int k = 0; k < o.hi; ++k) L.set(w, o.slot + 1 + k, o.lo);
+      case K::kClear: {
+        const StateLayout::Position* q = hot_pos_.data() + o.queue;
+        pset(w, q[0], 0);
+        for (int64_t k = 0; k < o.hi; ++k) pset(w, q[1 + k], o.lo);
         break;
+      }
       case K::kAssert:
         if (raw_empty_head(o.test, w) || !raw_test(o.test, w)) return PackedRun::kSlow;
         break;
@@ -1184,6 +1305,7 @@ void ModelSystem::attempt_machine(uint32_t id, const uint64_t* src, SuccessorSin
                                   bool& unpacked) {
   const Fast& f = fast_[id];
   const int words = layout_.words();
+  rec_ok_ = false;  // not memoised: the machine may report a failure, and its writes are not tracked here
   if (!unpacked) {
     layout_.unpack(src, base_);
     machine_.state = base_;
@@ -1244,7 +1366,15 @@ int ModelSystem::successors(const uint64_t* state, SuccessorSink& sink) {
       work[w] = src[w];
     }
   };
-  auto attempt = [&](uint32_t id) __attribute__((always_inline)) {
+  // `rec` (std::true_type or std::false_type): record what the action reports for the memo (rec_) of its range.
+  auto record = [&](uint32_t id) __attribute__((always_inline)) {
+    const uint32_t begin = static_cast<uint32_t>(rec_diff_.size());
+    for (uint32_t w : rec_->out_word) {
+      if (work[w] != src[w]) rec_diff_.push_back(Memo::Diff{w, work[w] ^ src[w]});
+    }
+    rec_succ_.push_back(Memo::Succ{id, begin, static_cast<uint32_t>(rec_diff_.size())});
+  };
+  auto attempt = [&](uint32_t id, auto rec) __attribute__((always_inline)) {
     const Hot& h = hot_[id];
     if (h.kind == Hot::Kind::kMachine) [[unlikely]] return attempt_machine(id, src, sink, enabled, unpacked);
     for (uint32_t t = h.test_begin; t < h.test_end; ++t) {
@@ -1256,6 +1386,7 @@ int ModelSystem::successors(const uint64_t* state, SuccessorSink& sink) {
         work[o.word] = (work[o.word] & ~o.clear) | o.bits;
       }
       ++enabled;
+      if constexpr (decltype(rec)::value) record(id);
       sink.successor(id, work);
       restore(h);
       return;
@@ -1263,6 +1394,7 @@ int ModelSystem::successors(const uint64_t* state, SuccessorSink& sink) {
     const PackedRun r = run_hot(h, work);
     if (r == PackedRun::kDone) {
       ++enabled;
+      if constexpr (decltype(rec)::value) record(id);
       sink.successor(id, work);
       restore(h);
       return;
@@ -1273,10 +1405,10 @@ int ModelSystem::successors(const uint64_t* state, SuccessorSink& sink) {
   };
   // The prefilter rejects most disabled actions with one test, before any call; keyed blocks find the candidates
   // with one table lookup per key.
-  auto run_range = [&](const Range& r) __attribute__((always_inline)) {
+  auto run_range = [&](const Range& r, auto rec) __attribute__((always_inline)) {
     if (r.block_begin == r.block_end) {
       for (uint32_t id = r.first; id < r.end; ++id) {
-        if (prefilter(id, src)) attempt(id);
+        if (prefilter(id, src)) attempt(id, rec);
       }
       return;
     }
@@ -1284,22 +1416,66 @@ int ModelSystem::successors(const uint64_t* state, SuccessorSink& sink) {
       const Block& b = blocks_[k];
       if (b.key_begin == b.key_end) {
         for (uint32_t id = b.first, end = b.first + b.count; id < end; ++id) {
-          if (prefilter(id, src)) attempt(id);
+          if (prefilter(id, src)) attempt(id, rec);
         }
         continue;
       }
       for (uint64_t c = candidates(b, src); c != 0; c &= c - 1) {
         const int i = std::countr_zero(c);
         if (((b.test >> i) & 1) && !prefilter(b.first + i, src)) continue;
-        attempt(b.first + i);
+        attempt(b.first + i, rec);
       }
     }
   };
+  // A memoised range: look its key up; a cached entry reports the recorded successors (patching work and restoring
+  // it as above), an uncached one runs the range, a new key runs it and records what it reports.
+  auto memo_visit = [&](const Range& r) __attribute__((always_inline)) {
+    Memo& m = memos_[r.memo];
+    const size_t nk = m.key_word.size();
+    uint64_t key[kMaxMemoWords];
+    for (size_t k = 0; k < nk; ++k) key[k] = src[m.key_word[k]] & m.key_mask[k];
+    const size_t mask = m.slots.size() - 1;
+    for (size_t i = memo_hash(key, nk) & mask;; i = (i + 1) & mask) {
+      const uint32_t e = m.slots[i];
+      if (e == 0) break;  // a new key
+      const uint64_t* stored = m.keys.data() + (e - 1) * nk;
+      bool same = true;
+      for (size_t k = 0; k < nk; ++k) same &= stored[k] == key[k];
+      if (!same) continue;
+      if (!m.cached[e - 1]) return run_range(r, std::false_type{});
+      const Memo::Succ* succ = m.succ.data();
+      const Memo::Diff* diff = m.diff.data();
+      for (uint32_t x = m.begin[e - 1], end = m.begin[e]; x < end; ++x) {
+        const Memo::Succ& t = succ[x];
+        for (uint32_t d = t.diff_begin; d < t.diff_end; ++d) work[diff[d].word] ^= diff[d].x;
+        ++enabled;
+        sink.successor(t.id, work);
+        for (uint32_t d = t.diff_begin; d < t.diff_end; ++d) work[diff[d].word] = src[diff[d].word];
+      }
+      return;
+    }
+    rec_ = &m;
+    rec_ok_ = true;
+    rec_succ_.clear();
+    rec_diff_.clear();
+    try {
+      run_range(r, std::true_type{});
+    } catch (...) {
+      rec_ = nullptr;
+      throw;
+    }
+    rec_ = nullptr;
+    memo_insert(m, key, rec_ok_);
+  };
+  auto visit = [&](const Range& r) __attribute__((always_inline)) {
+    if (r.memo >= 0 && !memos_[r.memo].off) return memo_visit(r);
+    run_range(r, std::false_type{});
+  };
   for (size_t p = 0; p < proc_pc_slot_.size(); ++p) {
     int64_t pc = layout_.get(src, proc_pc_slot_[p]);
-    run_range(pc_range_[proc_range_base_[p] + static_cast<uint32_t>(pc)]);
+    visit(pc_range_[proc_range_base_[p] + static_cast<uint32_t>(pc)]);
   }
-  run_range(rule_range_);
+  visit(rule_range_);
   return enabled;
 }
 

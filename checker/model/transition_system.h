@@ -355,8 +355,17 @@ class ModelSystem : public TransitionSystem {
     uint64_t clear = 0, bits = 0;
     StateLayout::Position src, dst;
     int64_t k = 0, lo = 0, hi = 0;
+    uint32_t queue = 0;               // queue ops: hot_pos_[queue..] is where its length and elements 0.. lie
     RawTest test;
   };
+  std::vector<StateLayout::Position> hot_pos_;
+  static int64_t pget(const uint64_t* w, const StateLayout::Position& p) {
+    return static_cast<int64_t>((w[p.word] >> p.shift) & p.mask) + p.lo;
+  }
+  static void pset(uint64_t* w, const StateLayout::Position& p, int64_t v) {
+    const uint64_t m = p.mask << p.shift;
+    w[p.word] = (w[p.word] & ~m) | ((static_cast<uint64_t>(v - p.lo) << p.shift) & m);
+  }
   struct Hot {
     // kPatch: constant writes (ops are kPatch only); kOps: run_hot; kMachine: not packed, the machine runs it
     enum class Kind : uint8_t { kPatch, kOps, kMachine } kind = Kind::kMachine;
@@ -385,7 +394,59 @@ class ModelSystem : public TransitionSystem {
   // test, e.g. one edge per pc).
   struct Range {
     uint32_t first = 0, end = 0, block_begin = 0, block_end = 0;
+    int32_t memo = -1;                // index in memos_, or -1
   };
+  // Memoised ranges. When every action of a range is packed (kPatch or kOps), what the range reports from a state
+  // -- which actions have a successor, in which order, and the successor's bits in the words they can write -- is a
+  // function of the bits those actions read or write (`key`): the successor is the source with its `out` bits
+  // replaced, since an action writes nothing else and computes what it writes from what it reads. So the first
+  // state with a given key runs the range normally and records that; later states with the same key apply the
+  // recorded bits. A key whose run met an error path or the machine is recorded as uncached (run every time). At
+  // most kMaxMemoEntries keys per range; beyond that the memo is switched off (a range whose key takes too many
+  // values, e.g. a process reading a large shared array, costs one failed lookup per key until then).
+  struct Memo {
+    std::vector<uint32_t> key_word;   // the key: these words, masked with key_mask (at most kMaxMemoWords)
+    std::vector<uint64_t> key_mask;
+    std::vector<uint32_t> out_word;   // the bits any action of the range may write, per word
+    std::vector<uint64_t> out_mask;
+    std::vector<uint32_t> slots;      // open addressing by hash of the key: entry + 1, 0 = empty
+    std::vector<uint64_t> keys;       // per entry: key_word.size() masked words
+    std::vector<uint32_t> begin{0};   // per entry: its successors are succ[begin[e]..begin[e + 1])
+    std::vector<uint8_t> cached;      // per entry
+    // Per successor: the action and its words that differ from the source, diff[diff_begin..diff_end): successor
+    // word = source word ^ x (x lies within out_mask, so it is a function of the key).
+    struct Succ {
+      uint32_t id, diff_begin, diff_end;
+    };
+    struct Diff {
+      uint32_t word;
+      uint64_t x;
+    };
+    std::vector<Succ> succ;
+    std::vector<Diff> diff;
+    bool off = false;
+  };
+  static constexpr int kMaxMemoWords = 8;
+  static constexpr uint32_t kMaxMemoEntries = 4096;
+  std::vector<Memo> memos_;
+  void build_memos();
+  // Bits of the packed state a test reads (ORed into `bits`, one word per state word).
+  void test_bits(const Test& t, std::vector<uint64_t>& bits) const;
+  static uint64_t memo_hash(const uint64_t* key, size_t n) {
+    uint64_t h = 0;
+    for (size_t i = 0; i < n; ++i) h = (h ^ key[i]) * 0x9E3779B97F4A7C15ULL;
+    // the low bits index the table: mix the high ones down (MurmurHash3's fmix64)
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    return h ^ (h >> 33);
+  }
+  void memo_insert(Memo& m, const uint64_t* key, bool cached);
+  // While a memoised range runs on a key not seen yet: what it reports (ids, out bits); rec_ok_ false once an error
+  // path or the machine was met.
+  Memo* rec_ = nullptr;
+  bool rec_ok_ = true;
+  std::vector<Memo::Succ> rec_succ_;  // diff_begin/diff_end index rec_diff_
+  std::vector<Memo::Diff> rec_diff_;
   std::vector<Range> pc_range_;       // per (process, pc)
   Range rule_range_;
   // The prefilter of one action in raw form: kEqRaw: (w[word] & mask) == value; kNeRaw: !=; kTest: quick_packed(
