@@ -253,6 +253,80 @@ TEST_CASE("dispatch tables: keyed, merged, tested and never-enabled actions keep
   CHECK(counts.failures > 0);
 }
 
+TEST_CASE("memoised ranges: replayed successors agree with the runs they replace, error paths are not cached") {
+  // p's edges are all packed (quick tests, direct ops), so its range is memoised on the bits they read or write:
+  // a conditional write of a slot nothing in p reads (y), a write of a slot other processes change (z), adds that
+  // overflow (an error path: uncached), a failing assert, queue ops, an if/else on head(). q changes what p reads and
+  // writes behind its back; r cycles t, which p and q do not touch, so their keys repeat.
+  auto c = testing::compile(R"(
+    type M = enum { A, B, C };
+    var ch: queue[2] of M;
+    var ph: 0..3;
+    var x: 0..3;
+    var y: 0..3;
+    var z: 0..3;
+    var t: 0..3;
+    process p {
+      loop: while true {
+        choose {
+          when ph == 0 { if x > 1 { y = 3; } ph = 1; }
+        } or {
+          when ph == 1 && !full(ch) { push(ch, B); z = 0; ph = 2; }
+        } or {
+          when ph == 2 { x = x + 1; ph = 0; }
+        } or {
+          when !empty(ch) { if head(ch) == B { pop(ch); } else { clear(ch); } }
+        } or {
+          when ph == 3 && z == 1 { assert x != 2 x_not_2 "x is 2"; z = 0; ph = 0; }
+        }
+      }
+    }
+    process q {
+      loop: while true {
+        choose {
+          when y > 0 { y = y - 1; }
+        } or {
+          when z < 3 { z = z + 1; push(ch, A); }
+        } or {
+          when x > 0 { x = x - 1; ph = 3; }
+        }
+      }
+    }
+    process r {
+      loop: while true { choose { when t < 3 { t = t + 1; } } or { when t == 3 { t = 0; } } }
+    }
+  )");
+  ModelSystem sys(*c->compiled.model);
+  CHECK(sys.memo_stats().ranges == 3);
+  Counts counts;
+  compare_checks(sys, 20000, counts);
+  ModelSystem::MemoStats st = sys.memo_stats();
+  CHECK(counts.states > 100);
+  CHECK(counts.failure_messages.count("x is 2"));
+  CHECK(counts.failure_messages.count("push onto a full queue (capacity 2)"));
+  CHECK(st.off == 0);
+  CHECK(st.entries < static_cast<int>(counts.states));  // keys repeat: states replayed
+  CHECK(st.uncached > 0);
+  CHECK(st.entries - st.uncached > 10);
+
+  // Two counters of 0..127: more keys than a range may keep, so the memo switches off and the range runs normally.
+  auto w = testing::compile(R"(
+    var u: 0..127;
+    var v: 0..127;
+    process wide {
+      loop: while true {
+        choose { when u < 127 { u = u + 1; } } or { when v < 127 && u - v > 0 { v = v + 1; } } or { when u == 127 { u = 0; } }
+      }
+    }
+  )");
+  ModelSystem wide(*w->compiled.model);
+  CHECK(wide.memo_stats().ranges == 1);
+  Counts wide_counts;
+  compare_checks(wide, 20000, wide_counts);
+  CHECK(wide_counts.states > 8000);
+  CHECK(wide.memo_stats().off == 1);
+}
+
 TEST_CASE("check_invariants_after: several invariants, runtime errors, dynamic indexes, calls and loops kept") {
   // Invariants with conjuncts that read a dynamic index (whole array), call a function that is not inlined, a
   // quantifier too large to unroll, and one that can fail at run time (division by zero, index out of range).

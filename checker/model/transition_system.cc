@@ -358,6 +358,17 @@ void ModelSystem::build_blocks(Range& range) {
   }
 }
 
+ModelSystem::MemoStats ModelSystem::memo_stats() const {
+  MemoStats st;
+  for (const Memo& m : memos_) {
+    ++st.ranges;
+    st.off += m.off;
+    st.entries += static_cast<int>(m.cached.size());
+    st.uncached += static_cast<int>(std::count(m.cached.begin(), m.cached.end(), 0));
+  }
+  return st;
+}
+
 ModelSystem::DispatchStats ModelSystem::dispatch_stats() const {
   DispatchStats st;
   for (const Range& r : pc_range_) st.plain_ranges += r.block_begin == r.block_end;

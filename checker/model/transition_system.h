@@ -172,6 +172,12 @@ class ModelSystem : public TransitionSystem {
     int plain_ranges = 0, blocks = 0, keyed_blocks = 0, keys = 0, keyed_actions = 0;
   };
   DispatchStats dispatch_stats() const;
+  // Memoised ranges (see Memo below), for tests: how many, how many were switched off (too many keys), the keys
+  // recorded in the others and how many of those are uncached (an error path or the machine was met).
+  struct MemoStats {
+    int ranges = 0, off = 0, entries = 0, uncached = 0;
+  };
+  MemoStats memo_stats() const;
   // Can process instance `p` take a step in `state` (a step that would fail counts as one)?
   bool process_enabled(const uint64_t* state, int p);
 
