@@ -363,8 +363,8 @@ ModelSystem::MemoStats ModelSystem::memo_stats() const {
   for (const Memo& m : memos_) {
     ++st.ranges;
     st.off += m.off;
-    st.entries += static_cast<int>(m.cached.size());
-    st.uncached += static_cast<int>(std::count(m.cached.begin(), m.cached.end(), 0));
+    st.entries += static_cast<int>(m.entries);
+    st.uncached += static_cast<int>(m.uncached);
   }
   return st;
 }
@@ -799,16 +799,14 @@ void ModelSystem::build_memos() {
     for (int w = 0; w < words; ++w) {
       const uint64_t key = rw[w] | wr[w];
       if (key != 0) {
-        m.key_word.push_back(static_cast<uint32_t>(w));
-        m.key_mask.push_back(key);
+        if (m.nk == kMaxMemoWords) return;  // too wide a key
+        m.key_word[m.nk] = static_cast<uint32_t>(w);
+        m.key_mask[m.nk++] = key;
       }
-      if (wr[w] != 0) {
-        m.out_word.push_back(static_cast<uint32_t>(w));
-        m.out_mask.push_back(wr[w]);
-      }
+      if (wr[w] != 0) m.out_word.push_back(static_cast<uint32_t>(w));
     }
-    if (m.key_word.empty() || m.key_word.size() > kMaxMemoWords) return;
-    m.slots.assign(64, 0);
+    if (m.nk == 0) return;
+    m.slots.assign(m.mask + 1, 0);
     r.memo = static_cast<int32_t>(memos_.size());
     memos_.push_back(std::move(m));
   };
@@ -817,36 +815,38 @@ void ModelSystem::build_memos() {
 }
 
 void ModelSystem::memo_insert(Memo& m, const uint64_t* key, bool cached) {
-  const size_t nk = m.key_word.size();
-  const uint32_t e = static_cast<uint32_t>(m.cached.size());
-  if (e >= kMaxMemoEntries) {
-    m = Memo{};  // too many keys: switch off and free
-    m.off = true;
+  const uint32_t nk = m.nk;
+  if (m.entries >= kMaxMemoEntries) {
+    m.off = true;  // too many keys: switch off and free
+    m.slots = {};
+    m.arena = {};
     return;
   }
-  m.keys.insert(m.keys.end(), key, key + nk);
-  m.cached.push_back(cached ? 1 : 0);
+  ++m.entries;
+  m.uncached += !cached;
+  const uint32_t at = static_cast<uint32_t>(m.arena.size());
+  m.arena.insert(m.arena.end(), key, key + nk);
   if (cached) {
-    const uint32_t base = static_cast<uint32_t>(m.diff.size());
-    for (Memo::Succ x : rec_succ_) m.succ.push_back(Memo::Succ{x.id, x.diff_begin + base, x.diff_end + base});
-    m.diff.insert(m.diff.end(), rec_diff_.begin(), rec_diff_.end());
+    m.arena.push_back(uint64_t{rec_n_} << 1 | 1);
+    m.arena.insert(m.arena.end(), rec_.begin(), rec_.end());
+  } else {
+    m.arena.push_back(0);
   }
-  m.begin.push_back(static_cast<uint32_t>(m.succ.size()));
-  if (2 * (e + 1) > m.slots.size()) {
-    // grow and rehash (at most half full)
-    m.slots.assign(m.slots.size() * 2, 0);
-    const size_t mask = m.slots.size() - 1;
-    for (uint32_t x = 0; x <= e; ++x) {
-      size_t i = memo_hash(m.keys.data() + x * nk, nk) & mask;
-      while (m.slots[i] != 0) i = (i + 1) & mask;
-      m.slots[i] = x + 1;
-    }
-    return;
+  auto place = [&](uint32_t record) {
+    size_t i = memo_hash(m.arena.data() + record, nk) & m.mask;
+    while (m.slots[i] != 0) i = (i + 1) & m.mask;
+    m.slots[i] = record + 1;
+  };
+  if (2 * m.entries <= m.slots.size()) return place(at);
+  // at most half full: grow and place every record again (walking the arena)
+  m.slots.assign(m.slots.size() * 2, 0);
+  m.mask = static_cast<uint32_t>(m.slots.size() - 1);
+  for (uint32_t x = 0; x < m.arena.size();) {
+    place(x);
+    const uint64_t n = m.arena[x + nk];
+    x += nk + 1;
+    for (uint64_t k = 0; k < (n >> 1); ++k) x += 1 + 2 * static_cast<uint32_t>(m.arena[x] & 0xFFFFFFFF);
   }
-  const size_t mask = m.slots.size() - 1;
-  size_t i = memo_hash(key, nk) & mask;
-  while (m.slots[i] != 0) i = (i + 1) & mask;
-  m.slots[i] = e + 1;
 }
 
 ModelSystem::PackedRun ModelSystem::run_hot(const Hot& h, uint64_t* w) const {
@@ -1379,11 +1379,15 @@ int ModelSystem::successors(const uint64_t* state, SuccessorSink& sink) {
   };
   // `rec` (std::true_type or std::false_type): record what the action reports for the memo (rec_) of its range.
   auto record = [&](uint32_t id) __attribute__((always_inline)) {
-    const uint32_t begin = static_cast<uint32_t>(rec_diff_.size());
-    for (uint32_t w : rec_->out_word) {
-      if (work[w] != src[w]) rec_diff_.push_back(Memo::Diff{w, work[w] ^ src[w]});
+    const size_t head = rec_.size();
+    rec_.push_back(uint64_t{id} << 32);
+    for (uint32_t w : rec_memo_->out_word) {
+      if (work[w] == src[w]) continue;
+      rec_.push_back(w);
+      rec_.push_back(work[w] ^ src[w]);
+      ++rec_[head];
     }
-    rec_succ_.push_back(Memo::Succ{id, begin, static_cast<uint32_t>(rec_diff_.size())});
+    ++rec_n_;
   };
   auto attempt = [&](uint32_t id, auto rec) __attribute__((always_inline)) {
     const Hot& h = hot_[id];
@@ -1442,40 +1446,44 @@ int ModelSystem::successors(const uint64_t* state, SuccessorSink& sink) {
   // it as above), an uncached one runs the range, a new key runs it and records what it reports.
   auto memo_visit = [&](const Range& r) __attribute__((always_inline)) {
     Memo& m = memos_[r.memo];
-    const size_t nk = m.key_word.size();
+    const uint32_t nk = m.nk;
     uint64_t key[kMaxMemoWords];
-    for (size_t k = 0; k < nk; ++k) key[k] = src[m.key_word[k]] & m.key_mask[k];
-    const size_t mask = m.slots.size() - 1;
-    for (size_t i = memo_hash(key, nk) & mask;; i = (i + 1) & mask) {
-      const uint32_t e = m.slots[i];
+    for (uint32_t k = 0; k < nk; ++k) key[k] = src[m.key_word[k]] & m.key_mask[k];
+    const uint32_t* slots = m.slots.data();
+    const uint64_t* arena = m.arena.data();
+    for (size_t i = memo_hash(key, nk) & m.mask;; i = (i + 1) & m.mask) {
+      const uint32_t e = slots[i];
       if (e == 0) break;  // a new key
-      const uint64_t* stored = m.keys.data() + (e - 1) * nk;
-      bool same = true;
-      for (size_t k = 0; k < nk; ++k) same &= stored[k] == key[k];
-      if (!same) continue;
-      if (!m.cached[e - 1]) return run_range(r, std::false_type{});
-      const Memo::Succ* succ = m.succ.data();
-      const Memo::Diff* diff = m.diff.data();
-      for (uint32_t x = m.begin[e - 1], end = m.begin[e]; x < end; ++x) {
-        const Memo::Succ& t = succ[x];
-        for (uint32_t d = t.diff_begin; d < t.diff_end; ++d) work[diff[d].word] ^= diff[d].x;
+      const uint64_t* rec = arena + (e - 1);
+      uint64_t differ = 0;
+      for (uint32_t k = 0; k < nk; ++k) differ |= rec[k] ^ key[k];
+      if (differ != 0) continue;
+      const uint64_t n = rec[nk];
+      if ((n & 1) == 0) return run_range(r, std::false_type{});
+      const uint64_t* x = rec + nk + 1;
+      for (uint64_t s = n >> 1; s > 0; --s) {
+        const uint32_t id = static_cast<uint32_t>(*x >> 32);
+        const uint32_t diffs = static_cast<uint32_t>(*x & 0xFFFFFFFF);
+        const uint64_t* d = x + 1;
+        for (uint32_t k = 0; k < diffs; ++k) work[d[2 * k]] ^= d[2 * k + 1];
         ++enabled;
-        sink.successor(t.id, work);
-        for (uint32_t d = t.diff_begin; d < t.diff_end; ++d) work[diff[d].word] = src[diff[d].word];
+        sink.successor(id, work);
+        for (uint32_t k = 0; k < diffs; ++k) work[d[2 * k]] = src[d[2 * k]];
+        x = d + 2 * diffs;
       }
       return;
     }
-    rec_ = &m;
+    rec_memo_ = &m;
     rec_ok_ = true;
-    rec_succ_.clear();
-    rec_diff_.clear();
+    rec_.clear();
+    rec_n_ = 0;
     try {
       run_range(r, std::true_type{});
     } catch (...) {
-      rec_ = nullptr;
+      rec_memo_ = nullptr;
       throw;
     }
-    rec_ = nullptr;
+    rec_memo_ = nullptr;
     memo_insert(m, key, rec_ok_);
   };
   auto visit = [&](const Range& r) __attribute__((always_inline)) {

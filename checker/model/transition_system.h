@@ -411,26 +411,19 @@ class ModelSystem : public TransitionSystem {
   // most kMaxMemoEntries keys per range; beyond that the memo is switched off (a range whose key takes too many
   // values, e.g. a process reading a large shared array, costs one failed lookup per key until then).
   struct Memo {
-    std::vector<uint32_t> key_word;   // the key: these words, masked with key_mask (at most kMaxMemoWords)
-    std::vector<uint64_t> key_mask;
-    std::vector<uint32_t> out_word;   // the bits any action of the range may write, per word
-    std::vector<uint64_t> out_mask;
-    std::vector<uint32_t> slots;      // open addressing by hash of the key: entry + 1, 0 = empty
-    std::vector<uint64_t> keys;       // per entry: key_word.size() masked words
-    std::vector<uint32_t> begin{0};   // per entry: its successors are succ[begin[e]..begin[e + 1])
-    std::vector<uint8_t> cached;      // per entry
-    // Per successor: the action and its words that differ from the source, diff[diff_begin..diff_end): successor
-    // word = source word ^ x (x lies within out_mask, so it is a function of the key).
-    struct Succ {
-      uint32_t id, diff_begin, diff_end;
-    };
-    struct Diff {
-      uint32_t word;
-      uint64_t x;
-    };
-    std::vector<Succ> succ;
-    std::vector<Diff> diff;
+    // read on every visit
+    uint32_t nk = 0;                  // key words (at most kMaxMemoWords)
+    uint32_t mask = 63;               // slots.size() - 1
     bool off = false;
+    uint32_t key_word[8];             // the key: these words, masked with key_mask
+    uint64_t key_mask[8];
+    std::vector<uint32_t> slots;      // open addressing by hash of the key: arena offset of its record + 1, 0 = empty
+    // Per key, one record: its nk masked words; n = successors << 1 | cached; per successor, id << 32 | diffs, then
+    // per diff the word and x (successor word = source word ^ x; x lies within the bits the range writes, so it is a
+    // function of the key). Uncached: no successors.
+    std::vector<uint64_t> arena;
+    uint32_t entries = 0, uncached = 0;
+    std::vector<uint32_t> out_word;   // the words any action of the range may write (recording)
   };
   static constexpr int kMaxMemoWords = 8;
   static constexpr uint32_t kMaxMemoEntries = 4096;
@@ -439,20 +432,23 @@ class ModelSystem : public TransitionSystem {
   // Bits of the packed state a test reads (ORed into `bits`, one word per state word).
   void test_bits(const Test& t, std::vector<uint64_t>& bits) const;
   static uint64_t memo_hash(const uint64_t* key, size_t n) {
+    // independent multiplies (no dependency chain), then the high bits mixed down: the low bits index the table
+    static constexpr uint64_t kMul[8] = {0x9E3779B97F4A7C15ULL, 0xC2B2AE3D27D4EB4FULL, 0x165667B19E3779F9ULL,
+                                         0xD6E8FEB86659FD93ULL, 0xFF51AFD7ED558CCDULL, 0xC4CEB9FE1A85EC53ULL,
+                                         0x85EBCA77C2B2AE63ULL, 0x27D4EB2F165667C5ULL};
     uint64_t h = 0;
-    for (size_t i = 0; i < n; ++i) h = (h ^ key[i]) * 0x9E3779B97F4A7C15ULL;
-    // the low bits index the table: mix the high ones down (MurmurHash3's fmix64)
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdULL;
-    return h ^ (h >> 33);
+    for (size_t i = 0; i < n; ++i) h += key[i] * kMul[i];
+    h ^= h >> 29;
+    h *= 0xBF58476D1CE4E5B9ULL;
+    return h ^ (h >> 32);
   }
   void memo_insert(Memo& m, const uint64_t* key, bool cached);
   // While a memoised range runs on a key not seen yet: what it reports (ids, out bits); rec_ok_ false once an error
   // path or the machine was met.
-  Memo* rec_ = nullptr;
+  Memo* rec_memo_ = nullptr;
   bool rec_ok_ = true;
-  std::vector<Memo::Succ> rec_succ_;  // diff_begin/diff_end index rec_diff_
-  std::vector<Memo::Diff> rec_diff_;
+  std::vector<uint64_t> rec_;         // the successors' part of the record being made (see Memo::arena)
+  uint32_t rec_n_ = 0;                // successors in it
   std::vector<Range> pc_range_;       // per (process, pc)
   Range rule_range_;
   // The prefilter of one action in raw form: kEqRaw: (w[word] & mask) == value; kNeRaw: !=; kTest: quick_packed(
