@@ -1444,22 +1444,24 @@ int ModelSystem::successors(const uint64_t* state, SuccessorSink& sink) {
   };
   // A memoised range: look its key up; a cached entry reports the recorded successors (patching work and restoring
   // it as above), an uncached one runs the range, a new key runs it and records what it reports.
-  auto memo_visit = [&](const Range& r) __attribute__((always_inline)) {
-    Memo& m = memos_[r.memo];
-    const uint32_t nk = m.nk;
-    uint64_t key[kMaxMemoWords];
+  // memo_lookup: kHit (the recorded successors were reported), kUncached or kMiss (key[] holds the key). kNk > 0: the
+  // key has that many words (loops unrolled); 0: m.nk.
+  enum class Lookup { kHit, kUncached, kMiss };
+  auto memo_lookup = [&](Memo& m, uint64_t* key, auto nkc) __attribute__((always_inline)) {
+    constexpr uint32_t kNk = decltype(nkc)::value;
+    const uint32_t nk = kNk > 0 ? kNk : m.nk;
     for (uint32_t k = 0; k < nk; ++k) key[k] = src[m.key_word[k]] & m.key_mask[k];
     const uint32_t* slots = m.slots.data();
     const uint64_t* arena = m.arena.data();
     for (size_t i = memo_hash(key, nk) & m.mask;; i = (i + 1) & m.mask) {
       const uint32_t e = slots[i];
-      if (e == 0) break;  // a new key
+      if (e == 0) return Lookup::kMiss;
       const uint64_t* rec = arena + (e - 1);
       uint64_t differ = 0;
       for (uint32_t k = 0; k < nk; ++k) differ |= rec[k] ^ key[k];
       if (differ != 0) continue;
       const uint64_t n = rec[nk];
-      if ((n & 1) == 0) return run_range(r, std::false_type{});
+      if ((n & 1) == 0) return Lookup::kUncached;
       const uint64_t* x = rec + nk + 1;
       for (uint64_t s = n >> 1; s > 0; --s) {
         const uint32_t id = static_cast<uint32_t>(*x >> 32);
@@ -1471,8 +1473,22 @@ int ModelSystem::successors(const uint64_t* state, SuccessorSink& sink) {
         for (uint32_t k = 0; k < diffs; ++k) work[d[2 * k]] = src[d[2 * k]];
         x = d + 2 * diffs;
       }
-      return;
+      return Lookup::kHit;
     }
+  };
+  auto memo_visit = [&](const Range& r) __attribute__((always_inline)) {
+    Memo& m = memos_[r.memo];
+    uint64_t key[kMaxMemoWords];
+    Lookup found;
+    switch (m.nk) {
+      case 1: found = memo_lookup(m, key, std::integral_constant<uint32_t, 1>{}); break;
+      case 2: found = memo_lookup(m, key, std::integral_constant<uint32_t, 2>{}); break;
+      case 3: found = memo_lookup(m, key, std::integral_constant<uint32_t, 3>{}); break;
+      case 4: found = memo_lookup(m, key, std::integral_constant<uint32_t, 4>{}); break;
+      default: found = memo_lookup(m, key, std::integral_constant<uint32_t, 0>{}); break;
+    }
+    if (found == Lookup::kHit) return;
+    if (found == Lookup::kUncached) return run_range(r, std::false_type{});
     rec_memo_ = &m;
     rec_ok_ = true;
     rec_.clear();
