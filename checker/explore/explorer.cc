@@ -4,6 +4,7 @@
 #include <atomic>
 #include <barrier>
 #include <chrono>
+#include <cstring>
 #include <exception>
 #include <fstream>
 #include <memory>
@@ -423,6 +424,34 @@ class ShardedSearch : public Searcher {
  private:
   static constexpr uint64_t kDefaultRoundStates = 1 << 14;
 
+  // One round's messages to one receiver: uint64 words appended in place. Unlike a std::vector it does not
+  // value-initialise what it appends (every word is written at once) and it keeps its buffer from round to round, so
+  // after the first rounds a message is a few stores with no allocation and no page faults.
+  class Outbox {
+   public:
+    size_t size() const { return size_; }
+    const uint64_t& operator[](size_t i) const { return data_[i]; }
+    void clear() { size_ = 0; }
+    // Room for `n` more words at the end (uninitialised; the caller writes all of them).
+    uint64_t* append(size_t n) {
+      if (size_ + n > cap_) grow(size_ + n);
+      uint64_t* p = data_.get() + size_;
+      size_ += n;
+      return p;
+    }
+
+   private:
+    void grow(size_t need) {
+      size_t cap = std::max<size_t>({need, 2 * cap_, 4096});
+      std::unique_ptr<uint64_t[]> d(new uint64_t[cap]);
+      if (size_ > 0) std::memcpy(d.get(), data_.get(), size_ * sizeof(uint64_t));
+      data_ = std::move(d);
+      cap_ = cap;
+    }
+    std::unique_ptr<uint64_t[]> data_;
+    size_t size_ = 0, cap_ = 0;
+  };
+
   struct alignas(64) Shard {
     Shard(const std::vector<int>& bits, model::TransitionSystem* s, int threads, int words)
         : store(bits), sys(s), buf(words) {
@@ -434,7 +463,7 @@ class ShardedSearch : public Searcher {
     uint64_t head = 0;                // next local id to expand
     uint64_t layer_end = 0;           // the current layer's frontier is local ids [head, layer_end)
     // out[parity][receiver]: messages of one round, each the packed state (state_words), predecessor << 32 | action.
-    std::vector<std::vector<uint64_t>> out[2];
+    std::vector<Outbox> out[2];
     uint64_t transitions = 0;
     std::vector<uint8_t> fired;
     std::optional<Found> found;       // the first violation this shard met, in its own order (global ids)
@@ -467,16 +496,14 @@ class ShardedSearch : public Searcher {
     Stats progress;
   };
 
-  static uint64_t mix(uint64_t x) {
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-    return x ^ (x >> 31);
-  }
-  // The shard that owns `state` (state_words() uint64): a hash of its words of its own, independent of the stores'
-  // (each shard then calls StateStore::insert, which packs and hashes once).
+  // The shard that owns `state` (state_words() uint64): a hash of its first route_words_ words of its own,
+  // independent of the stores' (each shard then calls StateStore::insert, which packs and hashes once). One multiply
+  // per word plus a final xor-shift-multiply, so that every bit of every word reaches the high bits that pick the
+  // shard; it runs on every successor, so it is kept much cheaper than the store's hash.
   int owner(const uint64_t* state) const {
     uint64_t h = 0x8C8E3A9B5D0F4E21ULL;
-    for (int i = 0; i < route_words_; ++i) h = mix(h ^ (state[i] + 0x9E3779B97F4A7C15ULL));
+    for (int i = 0; i < route_words_; ++i) h = (h ^ state[i]) * 0x9E3779B97F4A7C15ULL;
+    h = (h ^ (h >> 29)) * 0xBF58476D1CE4E5B9ULL;
     return static_cast<int>(((h >> 32) * static_cast<uint64_t>(threads_)) >> 32);
   }
   uint32_t global(uint64_t local, int shard) const {
@@ -570,10 +597,7 @@ class ShardedSearch : public Searcher {
         self->store_one(*sh, u, state, from, action);
         return;
       }
-      std::vector<uint64_t>& box = sh->out[parity][u];
-      const size_t n = box.size();
-      box.resize(n + self->msg_words_);
-      uint64_t* m = &box[n];
+      uint64_t* m = sh->out[parity][u].append(self->msg_words_);
       for (int i = 0; i < self->words_; ++i) m[i] = state[i];
       m[self->words_] = uint64_t{from} << 32 | action;
     }
@@ -591,7 +615,7 @@ class ShardedSearch : public Searcher {
   // Expands up to round_states_ states of shard t's frontier into out[parity].
   void expand_round(int t, int parity) {
     Shard& sh = *shards_[t];
-    for (std::vector<uint64_t>& box : sh.out[parity]) box.clear();
+    for (Outbox& box : sh.out[parity]) box.clear();
     Sender sender;
     sender.self = this;
     sender.sh = &sh;
@@ -624,7 +648,7 @@ class ShardedSearch : public Searcher {
   void insert_inbox(int u, int parity, bool counted) {
     Shard& sh = *shards_[u];
     for (int s = 0; s < threads_; ++s) {
-      const std::vector<uint64_t>& box = shards_[s]->out[parity][u];
+      const Outbox& box = shards_[s]->out[parity][u];
       for (size_t i = 0; i < box.size(); i += msg_words_) {
         const uint64_t* state = &box[i];
         const uint64_t link = box[i + words_];
