@@ -1447,7 +1447,8 @@ int ModelSystem::successors(const uint64_t* state, SuccessorSink& sink) {
   // memo_lookup: kHit (the recorded successors were reported), kUncached or kMiss (key[] holds the key). kNk > 0: the
   // key has that many words (loops unrolled); 0: m.nk.
   enum class Lookup { kHit, kUncached, kMiss };
-  auto memo_lookup = [&](Memo& m, uint64_t* key, auto nkc) __attribute__((always_inline)) {
+  uint64_t key[kMaxMemoWords];
+  auto memo_lookup = [&](Memo& m, auto nkc) __attribute__((always_inline)) {
     constexpr uint32_t kNk = decltype(nkc)::value;
     const uint32_t nk = kNk > 0 ? kNk : m.nk;
     for (uint32_t k = 0; k < nk; ++k) key[k] = src[m.key_word[k]] & m.key_mask[k];
@@ -1478,14 +1479,13 @@ int ModelSystem::successors(const uint64_t* state, SuccessorSink& sink) {
   };
   auto memo_visit = [&](const Range& r) __attribute__((always_inline)) {
     Memo& m = memos_[r.memo];
-    uint64_t key[kMaxMemoWords];
     Lookup found;
     switch (m.nk) {
-      case 1: found = memo_lookup(m, key, std::integral_constant<uint32_t, 1>{}); break;
-      case 2: found = memo_lookup(m, key, std::integral_constant<uint32_t, 2>{}); break;
-      case 3: found = memo_lookup(m, key, std::integral_constant<uint32_t, 3>{}); break;
-      case 4: found = memo_lookup(m, key, std::integral_constant<uint32_t, 4>{}); break;
-      default: found = memo_lookup(m, key, std::integral_constant<uint32_t, 0>{}); break;
+      case 1: found = memo_lookup(m, std::integral_constant<uint32_t, 1>{}); break;
+      case 2: found = memo_lookup(m, std::integral_constant<uint32_t, 2>{}); break;
+      case 3: found = memo_lookup(m, std::integral_constant<uint32_t, 3>{}); break;
+      case 4: found = memo_lookup(m, std::integral_constant<uint32_t, 4>{}); break;
+      default: found = memo_lookup(m, std::integral_constant<uint32_t, 0>{}); break;
     }
     if (found == Lookup::kHit) return;
     if (found == Lookup::kUncached) return run_range(r, std::false_type{});
