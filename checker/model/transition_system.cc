@@ -816,12 +816,15 @@ void ModelSystem::build_memos() {
 
 void ModelSystem::memo_insert(Memo& m, const uint64_t* key, bool cached) {
   const uint32_t nk = m.nk;
-  if (m.entries >= kMaxMemoEntries) {
+  const size_t words = nk + 1 + (cached ? rec_.size() : 0);
+  if (m.entries >= kMaxMemoEntries || memo_words_ + words > kMaxMemoArenaWords) {
     m.off = true;  // too many keys: switch off and free
+    memo_words_ -= m.arena.size();
     m.slots = {};
     m.arena = {};
     return;
   }
+  memo_words_ += words;
   ++m.entries;
   m.uncached += !cached;
   const uint32_t at = static_cast<uint32_t>(m.arena.size());

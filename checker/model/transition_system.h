@@ -408,8 +408,9 @@ class ModelSystem : public TransitionSystem {
   // replaced, since an action writes nothing else and computes what it writes from what it reads. So the first
   // state with a given key runs the range normally and records that; later states with the same key apply the
   // recorded bits. A key whose run met an error path or the machine is recorded as uncached (run every time). At
-  // most kMaxMemoEntries keys per range; beyond that the memo is switched off (a range whose key takes too many
-  // values, e.g. a process reading a large shared array, costs one failed lookup per key until then).
+  // most kMaxMemoEntries keys per range and kMaxMemoArenaWords words in all; beyond that the memo is switched off (a
+  // range whose key takes too many values, e.g. a process reading a large shared array, costs one failed lookup per
+  // key until then).
   struct Memo {
     // read on every visit
     uint32_t nk = 0;                  // key words (at most kMaxMemoWords)
@@ -427,6 +428,10 @@ class ModelSystem : public TransitionSystem {
   };
   static constexpr int kMaxMemoWords = 8;
   static constexpr uint32_t kMaxMemoEntries = 4096;
+  // All memos' arenas together hold at most this many words (16 MiB); a range whose next record would exceed it is
+  // switched off, so a model with many memoised ranges cannot grow without bound.
+  static constexpr size_t kMaxMemoArenaWords = size_t{1} << 21;
+  size_t memo_words_ = 0;
   std::vector<Memo> memos_;
   void build_memos();
   // Bits of the packed state a test reads (ORed into `bits`, one word per state word).
