@@ -563,8 +563,14 @@ void StateStore::stage(const uint64_t* states, size_t stride, int n) {
     uint64_t* hs = &staged_hashes_[static_cast<size_t>(i) * nodes_];
     pack(states + static_cast<size_t>(i) * stride, row);
     root_->hashes(row, hs);
-    for (int k = 0; k < nodes_; ++k) nodes_by_hid_[k]->prefetch_slot(hs[k]);
   }
+  staged_ = n;
+  for (int i = 0; i < n && i < kPrefetchAhead; ++i) prefetch_staged(i);
+}
+
+void StateStore::prefetch_staged(int i) const {
+  const uint64_t* hs = &staged_hashes_[static_cast<size_t>(i) * nodes_];
+  for (int k = 0; k < nodes_; ++k) nodes_by_hid_[k]->prefetch_slot(hs[k]);
 }
 
 void StateStore::insert_batch(const uint64_t* states, size_t stride, const uint32_t* preds, int n,
