@@ -4,6 +4,7 @@
 #include <atomic>
 #include <barrier>
 #include <chrono>
+#include <cstring>
 #include <exception>
 #include <fstream>
 #include <memory>
@@ -437,26 +438,29 @@ class Search : public Searcher, public model::SuccessorSink {
 };
 
 // Parallel BFS over a hash-partitioned visited set (Stern and Dill, "Parallelizing the Murphi verifier", CAV 1997;
-// the partitioning of distributed explicit-state checkers). Thread t owns shard t: a StateStore of the states whose
-// hash maps to t, and the part of each BFS layer stored there; no other thread touches it, so the stores need no
-// locks. Global state id = local id * T + shard (predecessor links hold global ids; traces are rebuilt across shards).
+// the partitioning of distributed explicit-state checkers). Shard u: a StateStore of the states whose hash maps to u,
+// and the part of each BFS layer stored there; only thread u inserts into it, so the stores need no locks. Global
+// state id = local id * T + shard (predecessor links hold global ids; traces are rebuilt across shards).
 //
-// Each BFS layer runs in rounds. Expand: every thread expands the next Options::round_states states of its own
-// frontier with its own TransitionSystem, stores the successors its own shard owns and appends each other one (packed
-// state, predecessor's global id, action) to the outbox of the shard that owns it. Barrier. Insert: every thread
-// stores what was sent to it, sender 0's messages first, then sender 1's, ... New states get their invariants checked
-// (check_invariants_after: the source passed its check) and form the shard's part of the next layer. Outboxes
-// alternate between two buffers, so one barrier per round suffices (a thread may insert round r while another already
-// expands round r+1); a layer's last round adds a second barrier, after which the next layer starts or the search
-// stops. The decisions (layer done, limits, deadlock, stop) are taken in the barriers' completion steps, while every
-// thread waits, so all threads agree. With max-states, a round that may reach the limit is inserted in the completion
-// step, shard after shard, so the stores end at exactly max_states states in all.
+// Each BFS layer runs in rounds of two phases, each ended by a barrier.
+// Expand: the round takes the next Options::round_states states of every shard's frontier, cut into chunks of at most
+// kChunkStates states of one shard. The threads claim chunks one at a time (an atomic counter) until none is left, so
+// a thread whose share is done takes work that another would have waited for: the stores are read-only in this phase,
+// so any thread may load any shard's states. Each successor (packed state, predecessor's global id, action) goes to
+// the chunk's outbox for the shard that owns it. Barrier.
+// Insert: thread u stores what the round sent to shard u, chunk by chunk in the round's order. New states get their
+// invariants checked (check_invariants_after: the source passed its check) and form the shard's part of the next
+// layer. Barrier.
+// The decisions (failures, deadlock, max-states, layer done, limits, stop) and the next round's chunks are made in the
+// barriers' completion steps, while every thread waits, so all threads agree. With max-states, a round that may reach
+// the limit is inserted in the completion step, shard after shard, so the stores end at exactly max_states in all.
 //
-// Everything a thread does is in a fixed order, so ids, counts and counterexamples are the same on every run with the
-// same thread count and round size (and differ from one thread's ids). A violation found while expanding layer d is at
-// depth d+1 (a new state) or a step from depth d, and the layer is finished first, so the counterexample is a shortest
-// one; of several, the first one found by the lowest-numbered shard is reported. A deadlock ends the search at the end
-// of its round (a deadlock at depth d beats anything found at d+1): the counts then depend on the thread count.
+// Which thread expands a chunk does not matter: a chunk's messages depend on its states only, and a shard inserts them
+// in the round's chunk order, so ids, counts and counterexamples are the same on every run with the same thread count
+// and round size (and differ from one thread's ids). A violation found while expanding layer d is at depth d+1 (a new
+// state) or a step from depth d, and the layer is finished first, so the counterexample is a shortest one; of several,
+// the first one found in the lowest-numbered shard is reported. A deadlock ends the search at the end of its round (a
+// deadlock at depth d beats anything found at d+1): the counts then depend on the thread count and round size.
 class ShardedSearch : public Searcher {
  public:
   // `workers`: T-1 clones of `sys` for threads 1..T-1 (thread 0, the caller, uses `sys`).
@@ -466,12 +470,11 @@ class ShardedSearch : public Searcher {
         workers_(std::move(workers)),
         threads_(static_cast<int>(workers_.size()) + 1),
         round_states_(opt.round_states > 0 ? opt.round_states : kDefaultRoundStates),
-        round_barrier_(threads_, Completion{this, false}),
-        layer_barrier_(threads_, Completion{this, true}) {
+        expand_barrier_(threads_, Completion{this, false}),
+        insert_barrier_(threads_, Completion{this, true}) {
     const std::vector<int> bits = sys.word_bits();
     for (int t = 0; t < threads_; ++t) {
-      shards_.push_back(std::make_unique<Shard>(bits, t == 0 ? &sys : workers_[t - 1].get(), threads_,
-                                                sys.state_words()));
+      shards_.push_back(std::make_unique<Shard>(bits, t == 0 ? &sys : workers_[t - 1].get(), sys.state_words()));
     }
     if (opt.limits.time_limit_seconds > 0) {
       for (auto& w : workers_) w->set_deadline(deadline());
@@ -486,62 +489,99 @@ class ShardedSearch : public Searcher {
   }
 
  private:
-  static constexpr uint64_t kDefaultRoundStates = 1 << 14;
+  // Per shard: a round's messages then take ~3.5 MB on rdma_cm N=4 M=3 (T = 2), so they are still in the L2 cache when
+  // their receiver reads them.
+  static constexpr uint64_t kDefaultRoundStates = 1 << 13;
+  // States per chunk, the unit of work a thread claims: the threads end a round's expansion within about one chunk's
+  // time of each other (~0.3 ms on rdma_cm), and a chunk's successors fill its outboxes enough that their fixed costs
+  // (a claim, T buffers) do not matter.
+  static constexpr uint64_t kChunkStates = 512;
 
-  struct alignas(64) Shard {
-    Shard(const std::vector<int>& bits, model::TransitionSystem* s, int threads, int words)
-        : store(bits), sys(s), buf(words) {
-      out[0].resize(threads);
-      out[1].resize(threads);
+  // Messages to one shard: uint64 words appended in place. Unlike a std::vector it does not value-initialise what it
+  // appends (every word is written at once) and it keeps its buffer from round to round, so after the first rounds a
+  // message is a few stores with no allocation and no page faults. Cache-line aligned: the threads fill different
+  // chunks' outboxes at once.
+  class alignas(64) Outbox {
+   public:
+    size_t size() const { return size_; }
+    const uint64_t& operator[](size_t i) const { return data_[i]; }
+    void clear() { size_ = 0; }
+    // Room for `n` more words at the end (uninitialised; the caller writes all of them).
+    uint64_t* append(size_t n) {
+      if (size_ + n > cap_) grow(size_ + n);
+      uint64_t* p = data_.get() + size_;
+      size_ += n;
+      return p;
     }
-    StateStore store;
-    model::TransitionSystem* sys;
-    uint64_t head = 0;                // next local id to expand
-    uint64_t layer_end = 0;           // the current layer's frontier is local ids [head, layer_end)
-    // out[parity][receiver]: messages of one round, each the packed state (state_words), predecessor << 32 | action.
-    std::vector<std::vector<uint64_t>> out[2];
-    uint64_t transitions = 0;
-    std::vector<uint8_t> fired;
-    std::optional<Found> found;       // the first violation this shard met, in its own order (global ids)
-    std::optional<Found> deadlock;    // the first deadlocked state this shard expanded
-    uint32_t terminal = kNoState;     // Options::witness: the first terminal valid-end state expanded (global id)
-    uint64_t terminal_depth = 0;
-    std::exception_ptr error;         // what this thread threw (the search stops at the next barrier)
-    std::vector<uint64_t> buf;
+
+   private:
+    void grow(size_t need) {
+      size_t cap = std::max<size_t>({need, 2 * cap_, 4096});
+      std::unique_ptr<uint64_t[]> d(new uint64_t[cap]);
+      if (size_ > 0) std::memcpy(d.get(), data_.get(), size_ * sizeof(uint64_t));
+      data_ = std::move(d);
+      cap_ = cap;
+    }
+    std::unique_ptr<uint64_t[]> data_;
+    size_t size_ = 0, cap_ = 0;
   };
 
-  // The barrier's completion step (runs on one thread while the others wait).
+  // Shard u and what thread u keeps for itself (sys, transitions, fired, error, buf).
+  struct alignas(64) Shard {
+    Shard(const std::vector<int>& bits, model::TransitionSystem* s, int words) : store(bits), sys(s), buf(words) {}
+    StateStore store;
+    model::TransitionSystem* sys;     // thread u's
+    uint64_t head = 0;                // next local id to expand
+    uint64_t layer_end = 0;           // the current layer's frontier is local ids [head, layer_end)
+    uint64_t transitions = 0;         // of the states thread u expanded (any shard's)
+    std::vector<uint8_t> fired;       // actions thread u saw fire
+    std::optional<Found> found;       // the first violation met in this shard, in its own order (global ids)
+    uint32_t terminal = kNoState;     // Options::witness: the first terminal valid-end state expanded (global id)
+    uint64_t terminal_depth = 0;
+    std::exception_ptr error;         // what thread u threw (the search stops at the next barrier)
+    std::vector<uint64_t> buf;        // thread u's copy of the state being expanded
+  };
+
+  // A piece of a round's expansion: local states [begin, end) of shard `shard`, and what expanding them gave. Written by
+  // the thread that claimed it, read after the barrier.
+  struct alignas(64) Chunk {
+    explicit Chunk(int threads) : to(threads) {}
+    int shard = 0;
+    uint64_t begin = 0, end = 0;
+    std::vector<Outbox> to;           // to[u]: the messages for shard u, in expansion order
+    std::optional<Found> failure;     // the first failing step
+    std::optional<Found> deadlock;    // the first deadlocked state (the chunk's expansion stops there)
+    uint32_t terminal = kNoState;     // Options::witness: the first terminal valid-end state
+  };
+
+  // The barriers' completion steps (run on one thread while the others wait).
   struct Completion {
     ShardedSearch* self;
-    bool layer;
+    bool insert;
     void operator()() noexcept {
-      if (layer) self->after_layer();
-      else self->after_round();
+      if (insert) self->after_insert();
+      else self->after_expand();
     }
   };
 
   // What the completion steps decided, read by every thread after the barrier.
   struct Control {
-    uint64_t round = 0;               // rounds completed; round r's messages are in out[r & 1]
     bool inserted = false;            // this round's messages were inserted in the completion (max-states)
-    bool layer_done = false;          // every frontier is exhausted: after inserting, the layer barrier
-    bool stop = false;                // leave after inserting this round's messages
-    bool stop_now = false;            // leave without inserting (an exception)
+    bool stop = false;                // leave after this round's insertion
+    bool stop_now = false;            // leave without inserting (an exception while expanding)
     uint64_t depth = 0;               // the layer being expanded
     bool report = false;              // thread 0 calls Options::progress with `progress`
     Stats progress;
   };
 
-  static uint64_t mix(uint64_t x) {
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-    return x ^ (x >> 31);
-  }
-  // The shard that owns `state` (state_words() uint64): a hash of its words of its own, independent of the stores'
-  // (each shard then calls StateStore::insert, which packs and hashes once).
+  // The shard that owns `state` (state_words() uint64): a hash of its first route_words_ words of its own,
+  // independent of the stores' (each shard then calls StateStore::insert, which packs and hashes once). One multiply
+  // per word plus a final xor-shift-multiply, so that every bit of every word reaches the high bits that pick the
+  // shard; it runs on every successor, so it is kept much cheaper than the store's hash.
   int owner(const uint64_t* state) const {
     uint64_t h = 0x8C8E3A9B5D0F4E21ULL;
-    for (int i = 0; i < route_words_; ++i) h = mix(h ^ (state[i] + 0x9E3779B97F4A7C15ULL));
+    for (int i = 0; i < route_words_; ++i) h = (h ^ state[i]) * 0x9E3779B97F4A7C15ULL;
+    h = (h ^ (h >> 29)) * 0xBF58476D1CE4E5B9ULL;
     return static_cast<int>(((h >> 32) * static_cast<uint64_t>(threads_)) >> 32);
   }
   uint32_t global(uint64_t local, int shard) const {
@@ -560,6 +600,7 @@ class ShardedSearch : public Searcher {
     }
     if (found_) return;  // an initial state violates an invariant
     for (auto& sh : shards_) sh->layer_end = sh->store.size();
+    plan_round();
     // Workers start together, once all exist: a thread that cannot be created (std::system_error) must not leave the
     // others waiting at a barrier sized for threads_ forever.
     std::atomic<int> start{0};  // 0 wait, 1 go, 2 give up
@@ -601,51 +642,35 @@ class ShardedSearch : public Searcher {
 
   void work(int t) {
     Shard& sh = *shards_[t];
-    guarded(sh, [&] { expand_round(t, 0); });
     for (;;) {
-      round_barrier_.arrive_and_wait();
+      guarded(sh, [&] { expand_chunks(t); });
+      expand_barrier_.arrive_and_wait();
       if (ctl_.stop_now) return;
-      const int parity = static_cast<int>((ctl_.round - 1) & 1);
-      if (!ctl_.inserted) guarded(sh, [&] { insert_inbox(t, parity, false); });
+      if (!ctl_.inserted) guarded(sh, [&] { insert_inbox(t, false); });
+      insert_barrier_.arrive_and_wait();
       if (ctl_.stop) return;
-      if (ctl_.layer_done) {
-        sh.layer_end = sh.store.size();  // the next layer: what this layer's rounds stored here
-        layer_barrier_.arrive_and_wait();
-        if (ctl_.stop) return;
-      }
       if (t == 0 && ctl_.report) opt_.progress(ctl_.progress);
-      guarded(sh, [&] { expand_round(t, parity ^ 1); });
     }
   }
 
-  // Sends the successors of one expansion to their owners' outboxes; stores those this shard owns at once (unless
-  // max-states needs every insertion counted in one place).
+  // Sends the successors of one expansion to the outboxes of the chunk being expanded.
   struct Sender : model::SuccessorSink {
     ShardedSearch* self;
-    Shard* sh;
-    int shard;
-    int parity;
-    bool store_own;
+    Shard* sh;                        // the expanding thread's: fired actions
+    Chunk* chunk;
     uint32_t from;                    // global id of the state being expanded
+    uint64_t transitions = 0;         // added to sh->transitions at the end of the expansion
     void successor(uint32_t action, const uint64_t* state) override {
-      ++sh->transitions;
+      ++transitions;
       mark(action);
-      int u = self->owner(state);
-      if (u == shard && store_own) {
-        self->store_one(*sh, u, state, from, action);
-        return;
-      }
-      std::vector<uint64_t>& box = sh->out[parity][u];
-      const size_t n = box.size();
-      box.resize(n + self->msg_words_);
-      uint64_t* m = &box[n];
+      uint64_t* m = chunk->to[self->owner(state)].append(self->msg_words_);
       for (int i = 0; i < self->words_; ++i) m[i] = state[i];
       m[self->words_] = uint64_t{from} << 32 | action;
     }
     void failure(uint32_t action, const Violation& v) override {
-      ++sh->transitions;
+      ++transitions;
       mark(action);
-      if (!sh->found) sh->found = Found{v, from, action};
+      if (!chunk->failure) chunk->failure = Found{v, from, action};
     }
     void mark(uint32_t a) {
       if (a >= sh->fired.size()) sh->fired.resize(a + 1, 0);
@@ -653,43 +678,66 @@ class ShardedSearch : public Searcher {
     }
   };
 
-  // Expands up to round_states_ states of shard t's frontier into out[parity].
-  void expand_round(int t, int parity) {
-    Shard& sh = *shards_[t];
-    for (std::vector<uint64_t>& box : sh.out[parity]) box.clear();
+  // Cuts the next round out of the frontiers: up to round_states_ states of each shard, in chunks of at most
+  // kChunkStates, shard 0's first.
+  void plan_round() {
+    planned_ = 0;
+    for (int u = 0; u < threads_; ++u) {
+      Shard& sh = *shards_[u];
+      const uint64_t end = std::min(sh.layer_end, sh.head + round_states_);
+      while (sh.head < end) {
+        if (planned_ == chunks_.size()) chunks_.push_back(std::make_unique<Chunk>(threads_));
+        Chunk& c = *chunks_[planned_++];
+        c.shard = u;
+        c.begin = sh.head;
+        c.end = std::min(end, sh.head + kChunkStates);
+        for (Outbox& box : c.to) box.clear();
+        c.failure.reset();
+        c.deadlock.reset();
+        c.terminal = kNoState;
+        sh.head = c.end;
+      }
+    }
+    next_chunk_.store(0, std::memory_order_relaxed);
+  }
+
+  // Thread t expands chunks of the round until none is left, with its own TransitionSystem.
+  void expand_chunks(int t) {
+    Shard& me = *shards_[t];
     Sender sender;
     sender.self = this;
-    sender.sh = &sh;
-    sender.shard = t;
-    sender.parity = parity;
-    sender.store_own = opt_.limits.max_states == 0;
-    const uint64_t end = std::min(sh.layer_end, sh.head + round_states_);
-    while (sh.head < end) {
-      const uint64_t local = sh.head++;
-      sender.from = global(local, t);
-      sh.store.load(static_cast<uint32_t>(local), sh.buf.data());
-      int enabled = sh.sys->successors(sh.buf.data(), sender);
-      if (enabled == 0 && (opt_.witness || opt_.check_deadlock)) {
-        sh.store.load(static_cast<uint32_t>(local), sh.buf.data());
-        bool end_state = sh.sys->valid_end(sh.buf.data());
-        if (end_state && opt_.witness && sh.terminal == kNoState) {
-          sh.terminal = sender.from;
-          sh.terminal_depth = ctl_.depth;
-        }
-        if (!end_state && opt_.check_deadlock) {
-          sh.deadlock = Found{deadlock_violation(), sender.from, kNoState};
-          return;  // the search ends with this round
+    sender.sh = &me;
+    struct Count {  // also when successors() throws
+      Sender& s;
+      ~Count() { s.sh->transitions += s.transitions; }
+    } count{sender};
+    for (size_t k; (k = next_chunk_.fetch_add(1, std::memory_order_relaxed)) < planned_;) {
+      Chunk& c = *chunks_[k];
+      const StateStore& store = shards_[c.shard]->store;
+      sender.chunk = &c;
+      for (uint64_t local = c.begin; local < c.end; ++local) {
+        sender.from = global(local, c.shard);
+        store.load(static_cast<uint32_t>(local), me.buf.data());
+        int enabled = me.sys->successors(me.buf.data(), sender);
+        if (enabled == 0 && (opt_.witness || opt_.check_deadlock)) {
+          store.load(static_cast<uint32_t>(local), me.buf.data());
+          bool end_state = me.sys->valid_end(me.buf.data());
+          if (end_state && opt_.witness && c.terminal == kNoState) c.terminal = sender.from;
+          if (!end_state && opt_.check_deadlock) {
+            c.deadlock = Found{deadlock_violation(), sender.from, kNoState};
+            break;  // the search ends with this round
+          }
         }
       }
     }
   }
 
-  // Inserts into shard u what every sender put in out[parity][u], sender by sender. `counted` (max-states, only from
-  // a completion step, serially over the shards): stop storing at exactly max_states states in all.
-  void insert_inbox(int u, int parity, bool counted) {
+  // Inserts into shard u what the round's chunks sent to it, in the round's chunk order. `counted` (max-states, only
+  // from a completion step, serially over the shards): stop storing at exactly max_states states in all.
+  void insert_inbox(int u, bool counted) {
     Shard& sh = *shards_[u];
-    for (int s = 0; s < threads_; ++s) {
-      const std::vector<uint64_t>& box = shards_[s]->out[parity][u];
+    for (size_t c = 0; c < planned_; ++c) {
+      const Outbox& box = chunks_[c]->to[u];
       if (!counted) {  // in order, kInsertBatch at a time through the store's prefetch pipeline
         const size_t n = box.size() / msg_words_;
         for (size_t i0 = 0; i0 < n; i0 += kInsertBatch) {
@@ -749,41 +797,68 @@ class ShardedSearch : public Searcher {
     return n;
   }
 
-  // After every round's expansion (and the previous round's insertion).
-  void after_round() {
-    ctl_.round++;
+  // After every round's expansion: takes the chunks' findings in the round's order and, with max-states, inserts a
+  // round that may reach the limit here.
+  void after_expand() {
     ctl_.inserted = false;
-    ctl_.report = false;
     for (const auto& sh : shards_) {
       if (sh->error) { ctl_.stop_now = true; return; }
     }
     try {
-      const int parity = static_cast<int>((ctl_.round - 1) & 1);
-      const Limits& l = opt_.limits;
-      uint64_t stored = states();
-      if (l.max_states) {
-        uint64_t incoming = 0;
-        for (const auto& sh : shards_) {
-          for (const auto& box : sh->out[parity]) incoming += box.size() / msg_words_;
+      uint64_t incoming = 0;
+      for (size_t k = 0; k < planned_; ++k) {
+        const Chunk& c = *chunks_[k];
+        Shard& sh = *shards_[c.shard];
+        if (c.failure && !sh.found) sh.found = c.failure;
+        if (c.terminal != kNoState && sh.terminal == kNoState) {
+          sh.terminal = c.terminal;
+          sh.terminal_depth = ctl_.depth;
         }
-        if (stored + incoming > l.max_states) {  // the limit may be reached: insert here, one shard after another
-          total_ = stored;
-          for (int u = 0; u < threads_; ++u) insert_inbox(u, parity, true);
-          ctl_.inserted = true;
-          stored = total_;
-        }
+        if (c.deadlock && !deadlock_) deadlock_ = c.deadlock;  // depth d: beats anything found at depth d+1
+        for (const Outbox& box : c.to) incoming += box.size() / msg_words_;
       }
+      if (deadlock_) ctl_.stop = true;
+      const uint64_t max = opt_.limits.max_states;
+      if (max && states() + incoming > max) {  // the limit may be reached: insert here, one shard after another
+        total_ = states();
+        for (int u = 0; u < threads_; ++u) insert_inbox(u, true);
+        ctl_.inserted = true;
+        if (!limit_.empty()) ctl_.stop = true;
+      }
+    } catch (...) {
+      completion_error_ = std::current_exception();
+      ctl_.stop_now = true;
+    }
+  }
+
+  // After every round's insertion: ends the layer when every frontier is done, checks the limits, and plans the next
+  // round.
+  void after_insert() {
+    ctl_.report = false;
+    for (const auto& sh : shards_) {
+      if (sh->error) ctl_.stop = true;
+    }
+    if (ctl_.stop) return;
+    try {
       bool layer_done = true;
       for (const auto& sh : shards_) layer_done = layer_done && sh->head == sh->layer_end;
-      ctl_.layer_done = layer_done;
-      for (const auto& sh : shards_) {
-        if (sh->deadlock) {  // depth d: beats anything found at depth d+1
-          deadlock_ = sh->deadlock;
+      if (layer_done) {
+        bool empty = true;
+        for (auto& sh : shards_) {
+          if (sh->found) { ctl_.stop = true; return; }  // the layer that found it is complete: shortest
+          sh->layer_end = sh->store.size();  // the next layer: what this layer's rounds stored here
+          empty = empty && sh->head == sh->layer_end;
+        }
+        if (empty) { ctl_.stop = true; return; }  // every reachable state is stored and expanded
+        ctl_.depth++;
+        stats_.depth = ctl_.depth;
+        if (opt_.limits.max_depth && ctl_.depth >= opt_.limits.max_depth) {
+          limit_ = "max-depth";  // this layer is stored but not expanded
           ctl_.stop = true;
           return;
         }
       }
-      if (!limit_.empty()) { ctl_.stop = true; return; }  // max-states, set while inserting
+      const Limits& l = opt_.limits;
       if (l.max_memory_bytes && store_bytes() >= l.max_memory_bytes) {
         limit_ = "max-memory";
         ctl_.stop = true;
@@ -798,7 +873,7 @@ class ShardedSearch : public Searcher {
       if (opt_.progress && now >= next_progress_) {
         next_progress_ = now + 1.0;
         Stats s = stats_;
-        s.states = stored;
+        s.states = states();
         s.seconds = now;
         s.store_bytes = store_bytes();
         s.queue = 0;
@@ -809,24 +884,9 @@ class ShardedSearch : public Searcher {
         ctl_.progress = s;
         ctl_.report = true;
       }
+      plan_round();
     } catch (...) {
       completion_error_ = std::current_exception();
-      ctl_.stop_now = true;
-    }
-  }
-
-  // After the last round of a layer has been inserted everywhere.
-  void after_layer() {
-    for (const auto& sh : shards_) {
-      if (sh->error || sh->found) { ctl_.stop = true; return; }  // the layer that found it is complete: shortest
-    }
-    bool empty = true;
-    for (const auto& sh : shards_) empty = empty && sh->head == sh->layer_end;
-    if (empty) { ctl_.stop = true; return; }  // every reachable state is stored and expanded
-    ctl_.depth++;
-    stats_.depth = ctl_.depth;
-    if (opt_.limits.max_depth && ctl_.depth >= opt_.limits.max_depth) {
-      limit_ = "max-depth";  // this layer is stored but not expanded
       ctl_.stop = true;
     }
   }
@@ -863,8 +923,11 @@ class ShardedSearch : public Searcher {
   int msg_words_ = 0;                 // uint64 per message
   int route_words_ = 0;               // owner() hashes the first route_words_ words of a state
   uint64_t max_local_ = 0;
-  std::barrier<Completion> round_barrier_;
-  std::barrier<Completion> layer_barrier_;
+  std::vector<std::unique_ptr<Chunk>> chunks_;  // the round's plan: chunks_[0, planned_)
+  size_t planned_ = 0;
+  std::atomic<size_t> next_chunk_{0}; // the next chunk to claim in the expand phase
+  std::barrier<Completion> expand_barrier_;
+  std::barrier<Completion> insert_barrier_;
   Control ctl_;                       // written only by the completion steps
   std::optional<Found> deadlock_;
   uint64_t total_ = 0;                // states stored in all, while inserting with max-states
