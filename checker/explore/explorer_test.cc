@@ -181,6 +181,72 @@ Options with_threads(int threads, uint64_t round_states = 0) {
   return o;
 }
 
+// BFS without POR or max-states stores successors in batches (StateStore::stage); a max-states limit beyond reach
+// keeps the one-at-a-time path. Both must give the same counts, verdict, property and counterexample, also where a
+// failing step follows a new state that violates an invariant in the same expansion, at a deadlock and at a memory
+// limit reached in the middle of a layer.
+void check_batched_as_single(testing::CompiledSpec& c, const Options& o) {
+  Options single = o;
+  single.limits.max_states = uint64_t{1} << 40;
+  Result a = testing::check(c, o), b = testing::check(c, single);
+  CHECK(a.outcome == b.outcome);
+  CHECK(a.limit == b.limit);
+  CHECK(a.stats.states == b.stats.states);
+  CHECK(a.stats.transitions == b.stats.transitions);
+  CHECK(a.stats.depth == b.stats.depth);
+  CHECK(a.stats.store_bytes == b.stats.store_bytes);
+  CHECK(a.action_fired == b.action_fired);
+  REQUIRE(a.violation.has_value() == b.violation.has_value());
+  if (a.violation) {
+    CHECK(a.violation->kind == b.violation->kind);
+    CHECK(a.violation->property == b.violation->property);
+  }
+  CHECK(a.path.states == b.path.states);
+  CHECK(a.path.actions == b.path.actions);
+}
+
+TEST_CASE("batched BFS stores, checks and stops exactly as one-at-a-time insertion") {
+  auto phil = testing::compile(kPhilosophers, {{"N", "10"}});
+  check_batched_as_single(*phil, {});
+  // From x = 0 the first action makes a new state that violates the invariant, the second fails: the invariant was
+  // found first.
+  auto order = testing::compile(R"(
+    var x: 0..9;
+    process p {
+      choose { when x == 0 { x = 5; } }
+      or { when x == 0 { assert x != 0 wrong "zero"; } }
+    }
+    invariant not_five: x != 5;
+  )");
+  Options single;
+  single.limits.max_states = uint64_t{1} << 40;
+  Result first = testing::check(*order, single);
+  REQUIRE(first.violation.has_value());
+  REQUIRE(first.violation->property == "not_five");
+  check_batched_as_single(*order, {});
+  auto deadlock = testing::compile(R"(
+    param N: 2..8 = 5;
+    var fork: array[0..N-1] of bool;
+    process phil[i in 0..N-1] {
+      end think: when !fork[i] { fork[i] = true; }
+      when !fork[(i + 1) % N] { fork[(i + 1) % N] = true; }
+      atomic { fork[i] = false; fork[(i + 1) % N] = false; }
+      goto think;
+    }
+  )");
+  check_batched_as_single(*deadlock, {});
+  // A memory limit reached in the middle of the search, at each of a few sizes.
+  Result full = testing::check(*phil);
+  for (uint64_t part : {3, 5, 8}) {
+    Options m;
+    m.limits.max_memory_bytes = full.stats.store_bytes * part / 10;
+    Result r = testing::check(*phil, m);
+    CHECK(r.limit == "max-memory");
+    CHECK(r.stats.states < full.stats.states);
+    check_batched_as_single(*phil, m);
+  }
+}
+
 TEST_CASE("parallel BFS: the same states, transitions, depth and fired actions as one thread") {
   auto c = testing::compile(kPhilosophers, {{"N", "10"}});
   Result one = testing::check(*c);

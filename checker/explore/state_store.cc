@@ -53,6 +53,13 @@ void store_row(uint8_t* p, const uint64_t* r, int width) {
   for (int k = 0; 8 * k < width; ++k) std::memcpy(p + 8 * k, r + k, 8);
 }
 
+// A read prefetch into all cache levels. The empty asm is a side effect: without it GCC deems a function that only
+// reads memory and prefetches pure (ipa-pure-const) and deletes its calls, prefetches and all.
+inline void prefetch_line(const void* p) {
+  __builtin_prefetch(p);
+  asm volatile("" : : "r"(p));
+}
+
 uint64_t low_mask(int bits) { return bits >= 64 ? ~0ULL : (1ULL << bits) - 1; }
 
 // A zero-filled array of uint32 straight from mmap: pages are zeroed by the kernel when first touched (no memset
@@ -118,14 +125,26 @@ class Index {
     }
     return i;
   }
-  void prefetch(uint64_t h) const { __builtin_prefetch(slots_.get() + slot(h)); }
+  void prefetch(uint64_t h) const { prefetch_line(slots_.get() + slot(h)); }
   void put(uint64_t pos, uint64_t h, uint32_t id) { slots_[pos] = tag(h) | (id + 1); }
   // Rebuilds a 1.5x larger table from the ids 0..count-1 and their hashes.
   template <class HashOf>
   void grow(uint64_t count, const HashOf& hash_of) {
     reset(cap_ + cap_ / 2);
+    // The new table is as large as the old and its slots are random: the hash of the entry kAhead places on is
+    // computed and its slot prefetched first, so that many misses are in flight (the ring holds those hashes).
+    constexpr uint64_t kAhead = 16;
+    uint64_t ring[kAhead];
+    for (uint64_t id = 0; id < count && id < kAhead; ++id) {
+      ring[id] = hash_of(static_cast<uint32_t>(id));
+      prefetch(ring[id]);
+    }
     for (uint64_t id = 0; id < count; ++id) {
-      uint64_t h = hash_of(static_cast<uint32_t>(id));
+      const uint64_t h = ring[id % kAhead];
+      if (id + kAhead < count) {
+        ring[id % kAhead] = hash_of(static_cast<uint32_t>(id + kAhead));
+        prefetch(ring[id % kAhead]);
+      }
       put(find_empty(h), h, static_cast<uint32_t>(id));
     }
   }
@@ -369,6 +388,8 @@ struct StateStore::Node {
   }
 
   // ---- either
+  // The batch pipeline's first stage for a key with content hash h: its index slot.
+  void prefetch_slot(uint64_t h) const { index.prefetch(h); }
   // The content hash of every node of this subtree, from the prepared row, into hs[hid].
   void hashes(const uint64_t* prep, uint64_t* hs) const {
     if (leaf) {
@@ -462,6 +483,7 @@ StateStore::StateStore(const std::vector<int>& word_bits, uint64_t max_states)
     }
   }
   nodes_ = static_cast<int>(nodes.size());
+  nodes_by_hid_ = nodes;
   scratch_.assign(prep_words_, 0);
   hashes_.assign(nodes_, 0);
 }
@@ -532,6 +554,31 @@ std::pair<uint32_t, bool> StateStore::insert(const uint64_t* state, uint32_t pre
   return insert_prepared(row, root_->leaf ? root_->leaf_hash(row) : 0, predecessor);
 }
 
+void StateStore::stage(const uint64_t* states, size_t stride, int n) {
+  const size_t need_rows = static_cast<size_t>(n) * prep_words_, need_hashes = static_cast<size_t>(n) * nodes_;
+  if (staged_rows_.size() < need_rows) staged_rows_.resize(need_rows);
+  if (staged_hashes_.size() < need_hashes) staged_hashes_.resize(need_hashes);
+  for (int i = 0; i < n; ++i) {
+    uint64_t* row = &staged_rows_[static_cast<size_t>(i) * prep_words_];
+    uint64_t* hs = &staged_hashes_[static_cast<size_t>(i) * nodes_];
+    pack(states + static_cast<size_t>(i) * stride, row);
+    root_->hashes(row, hs);
+  }
+  staged_ = n;
+  for (int i = 0; i < n && i < kPrefetchAhead; ++i) prefetch_staged(i);
+}
+
+void StateStore::prefetch_staged(int i) const {
+  const uint64_t* hs = &staged_hashes_[static_cast<size_t>(i) * nodes_];
+  for (int k = 0; k < nodes_; ++k) nodes_by_hid_[k]->prefetch_slot(hs[k]);
+}
+
+void StateStore::insert_batch(const uint64_t* states, size_t stride, const uint32_t* preds, int n,
+                              std::pair<uint32_t, bool>* out) {
+  stage(states, stride, n);
+  for (int i = 0; i < n; ++i) out[i] = insert_staged(i, preds[i]);
+}
+
 bool StateStore::contains(const uint64_t* state) const {
   return contains_prepared(scratch_.data(), prepare(state, scratch_.data()));
 }
@@ -539,6 +586,19 @@ bool StateStore::contains(const uint64_t* state) const {
 void StateStore::load(uint32_t id, uint64_t* out) const { root_->load(id, out); }
 
 uint64_t StateStore::bytes() const { return root_->bytes() + pred_.size() * kChunkRows * sizeof(uint32_t); }
+
+// Within 256 insertions (each adds at most one entry to every node): an index grows at most once, by 1.5x (the first
+// grow comes at 819 entries, and a grown table takes 0.4x its old capacity, >= 409 entries, to grow again); a row
+// array (rows, pairs, ups) doubles its first chunk at most once (256 -> 512 takes 256 insertions) or adds at most one
+// chunk of 2^14 rows of at most 16, 8 and 4 bytes; the links add at most one chunk. An inner node's pairs widen at
+// most 2x while it holds >= 2^16 rows (its id widths then total >= 16 bits, a child of >= 256 entries widens by at
+// most 1 bit and a smaller one, at most one of the two, by at most 10); with fewer rows they take < 2^17 * 8 bytes.
+// So everything at most doubles, plus 2 MiB per node and for the links.
+uint64_t StateStore::bytes_bound(int more) const {
+  if (more <= 0) return bytes();
+  if (more > kBoundInsertions) throw std::invalid_argument("StateStore::bytes_bound: more than kBoundInsertions");
+  return 2 * bytes() + static_cast<uint64_t>(nodes_ + 1) * (uint64_t{2} << 20);
+}
 
 FingerprintSet::FingerprintSet() : table_(1 << 10, 0) {}
 

@@ -165,5 +165,124 @@ TEST_CASE("StateStore: a new state beyond max_states throws std::length_error; k
   }
 }
 
+
+// Inserts `states` into one store one at a time and into another in batches (stage + insert_staged) of varying sizes
+// 1..97, read from a buffer with one junk word after each state (stride words + 1), and checks that every answer, the
+// sizes, the loaded states and the links are the same. Batches hold repeats of states staged in the same batch.
+void check_batches_against_single(const std::vector<int>& bits, const std::vector<State>& states, bool expect_tree) {
+  StateStore one(bits), batched(bits);
+  CHECK(batched.tree() == expect_tree);
+  const size_t w = bits.size(), stride = w + 1;
+  std::mt19937_64 rng(99);
+  std::vector<uint64_t> buf;
+  std::vector<uint32_t> preds;
+  std::vector<std::pair<uint32_t, bool>> out;
+  size_t k = 0;
+  bool use_batch_call = false;
+  while (k < states.size()) {
+    const size_t n = std::min<size_t>(states.size() - k, 1 + rng() % 97);
+    buf.assign(n * stride, 0);
+    preds.assign(n, 0);
+    for (size_t i = 0; i < n; ++i) {
+      std::copy(states[k + i].begin(), states[k + i].end(), &buf[i * stride]);
+      buf[i * stride + w] = rng();  // junk between states
+      preds[i] = static_cast<uint32_t>(k + i);
+    }
+    out.assign(n, {kNoState, false});
+    if (use_batch_call) {
+      batched.insert_batch(buf.data(), stride, preds.data(), static_cast<int>(n), out.data());
+    } else {
+      batched.stage(buf.data(), stride, static_cast<int>(n));
+      buf.assign(buf.size(), ~0ULL);  // stage() copies what it needs
+      for (size_t i = 0; i < n; ++i) out[i] = batched.insert_staged(static_cast<int>(i), preds[i]);
+    }
+    use_batch_call = !use_batch_call;
+    for (size_t i = 0; i < n; ++i) {
+      REQUIRE(out[i] == one.insert(states[k + i].data(), preds[i]));
+    }
+    REQUIRE(batched.size() == one.size());
+    k += n;
+  }
+  CHECK(batched.bytes() == one.bytes());
+  std::vector<uint64_t> a(w), b(w);
+  for (uint32_t id = 0; id < one.size(); ++id) {
+    one.load(id, a.data());
+    batched.load(id, b.data());
+    REQUIRE(a == b);
+    REQUIRE(batched.predecessor(id) == one.predecessor(id));
+  }
+}
+
+// `states` with every state repeated at once about one time in four (a duplicate inside the same batch).
+std::vector<State> with_close_repeats(std::vector<State> states, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<State> out;
+  for (const State& s : states) {
+    out.push_back(s);
+    if (rng() % 4 == 0) out.push_back(s);
+  }
+  return out;
+}
+
+TEST_CASE("StateStore batches (stage, insert_staged, insert_batch) answer exactly as one-at-a-time insertion") {
+  SUBCASE("flat, 48 bits, across grows") {
+    std::vector<int> bits = {48};
+    check_batches_against_single(bits, with_close_repeats(random_states(bits, 60000, 0, 11), 1), false);
+  }
+  SUBCASE("flat, odd widths") {
+    std::vector<int> bits = {1, 63, 5, 40};
+    check_batches_against_single(bits, with_close_repeats(random_states(bits, 20000, 0, 12), 2), false);
+  }
+  SUBCASE("tree, random halves: the children grow and the root re-encodes often") {
+    std::vector<int> bits = {64, 64, 64, 12};
+    check_batches_against_single(bits, with_close_repeats(random_states(bits, 30000, 0, 13), 3), true);
+  }
+  SUBCASE("tree, few values per word: rows of small child ids") {
+    std::vector<int> bits = {64, 64, 64, 12};
+    check_batches_against_single(bits, with_close_repeats(random_states(bits, 40000, 7, 14), 4), true);
+  }
+  SUBCASE("deeper tree, 7 words") {
+    std::vector<int> bits = {64, 60, 64, 64, 40, 64, 64};
+    check_batches_against_single(bits, with_close_repeats(random_states(bits, 40000, 5, 15), 5), true);
+  }
+}
+
+TEST_CASE("StateStore batches: a new state beyond max_states throws at the same state as insert()") {
+  for (std::vector<int> bits : {std::vector<int>{16}, std::vector<int>{64, 64, 64}}) {
+    StateStore s(bits, 5);
+    const size_t w = bits.size();
+    std::vector<uint64_t> buf;
+    for (uint64_t i : {1, 2, 1, 3, 4, 5, 2, 6, 7}) {
+      for (size_t k = 0; k < w; ++k) buf.push_back(i);
+    }
+    s.stage(buf.data(), w, 9);
+    for (int i = 0; i < 7; ++i) s.insert_staged(i, kNoState);  // states 1-5, with repeats
+    CHECK(s.size() == 5);
+    CHECK_THROWS_AS(s.insert_staged(7, kNoState), std::length_error);
+    CHECK(s.size() == 5);
+    CHECK(s.insert_staged(1, kNoState) == std::pair<uint32_t, bool>{1, false});
+  }
+}
+
+TEST_CASE("StateStore::bytes_bound bounds bytes() after up to kBoundInsertions more insertions") {
+  for (std::vector<int> bits : {std::vector<int>{48}, std::vector<int>{64, 64, 64, 12}, std::vector<int>{12, 12, 12}}) {
+    for (uint64_t choices : {uint64_t{0}, uint64_t{9}}) {
+      StateStore s(bits);
+      std::vector<State> states = random_states(bits, 150000, choices, 21);
+      std::mt19937_64 rng(22);
+      size_t k = 0;
+      while (k < states.size()) {
+        const int more = 1 + static_cast<int>(rng() % StateStore::kBoundInsertions);
+        const uint64_t bound = s.bytes_bound(more);
+        CHECK(bound >= s.bytes());
+        for (int i = 0; i < more && k < states.size(); ++i, ++k) s.insert(states[k].data(), kNoState);
+        REQUIRE(s.bytes() <= bound);
+      }
+      CHECK(s.bytes_bound(0) == s.bytes());
+      CHECK_THROWS_AS(s.bytes_bound(StateStore::kBoundInsertions + 1), std::invalid_argument);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace qpcheck::explore
