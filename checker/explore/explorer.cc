@@ -567,6 +567,7 @@ class ShardedSearch : public Searcher {
   // What the completion steps decided, read by every thread after the barrier.
   struct Control {
     bool inserted = false;            // this round's messages were inserted in the completion (max-states)
+    uint64_t reserve = 0;             // every shard's root index is grown to hold this many states first
     bool stop = false;                // leave after this round's insertion
     bool stop_now = false;            // leave without inserting (an exception while expanding)
     uint64_t depth = 0;               // the layer being expanded
@@ -646,7 +647,12 @@ class ShardedSearch : public Searcher {
       guarded(sh, [&] { expand_chunks(t); });
       expand_barrier_.arrive_and_wait();
       if (ctl_.stop_now) return;
-      if (!ctl_.inserted) guarded(sh, [&] { insert_inbox(t, false); });
+      if (!ctl_.inserted) {
+        guarded(sh, [&] {
+          sh.store.reserve(ctl_.reserve);
+          insert_inbox(t, false);
+        });
+      }
       insert_barrier_.arrive_and_wait();
       if (ctl_.stop) return;
       if (t == 0 && ctl_.report) opt_.progress(ctl_.progress);
@@ -806,6 +812,8 @@ class ShardedSearch : public Searcher {
     }
     try {
       uint64_t incoming = 0;
+      std::vector<uint64_t>& to = incoming_;
+      to.assign(static_cast<size_t>(threads_), 0);
       for (size_t k = 0; k < planned_; ++k) {
         const Chunk& c = *chunks_[k];
         Shard& sh = *shards_[c.shard];
@@ -815,7 +823,15 @@ class ShardedSearch : public Searcher {
           sh.terminal_depth = ctl_.depth;
         }
         if (c.deadlock && !deadlock_) deadlock_ = c.deadlock;  // depth d: beats anything found at depth d+1
-        for (const Outbox& box : c.to) incoming += box.size() / msg_words_;
+        for (int u = 0; u < threads_; ++u) to[static_cast<size_t>(u)] += c.to[u].size() / msg_words_;
+      }
+      // The shards' sizes differ by a fraction of a percent, but whichever index grows in a round makes the other
+      // threads wait for it at the next barrier. So all grow together: to hold the largest size any shard can reach
+      // this round (every message new), in the same 1.5x steps, which keeps their capacities equal.
+      ctl_.reserve = 0;
+      for (int u = 0; u < threads_; ++u) {
+        incoming += to[static_cast<size_t>(u)];
+        ctl_.reserve = std::max(ctl_.reserve, shards_[u]->store.size() + to[static_cast<size_t>(u)]);
       }
       if (deadlock_) ctl_.stop = true;
       const uint64_t max = opt_.limits.max_states;
@@ -933,6 +949,7 @@ class ShardedSearch : public Searcher {
   uint64_t total_ = 0;                // states stored in all, while inserting with max-states
   double next_progress_ = 1.0;        // no progress report in the first second
   std::exception_ptr completion_error_;
+  std::vector<uint64_t> incoming_;    // after_expand: messages per receiving shard this round
 };
 
 uint64_t hash_words(const uint64_t* s, int words, uint64_t seed) {

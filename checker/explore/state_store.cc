@@ -97,6 +97,7 @@ class Index {
   Index() { reset(kInitialTable); }
   uint64_t bytes() const { return cap_ * sizeof(uint32_t); }
   bool needs_grow(uint64_t count) const { return count > grow_at_; }
+  uint64_t capacity() const { return cap_; }
 
   // Probes for a key with hash `h`; `eq(id)` compares the stored key of `id`. True and `*id` if found; otherwise
   // `*pos` is the empty slot where the key goes.
@@ -129,8 +130,17 @@ class Index {
   void put(uint64_t pos, uint64_t h, uint32_t id) { slots_[pos] = tag(h) | (id + 1); }
   // Rebuilds a 1.5x larger table from the ids 0..count-1 and their hashes.
   template <class HashOf>
-  void grow(uint64_t count, const HashOf& hash_of) {
-    reset(cap_ + cap_ / 2);
+  void grow(uint64_t count, const HashOf& hash_of) { grow_to(cap_ + cap_ / 2, count, hash_of); }
+  // The capacity after as many 1.5x grows as it takes for `count` entries not to need one (the current one if none).
+  uint64_t capacity_for(uint64_t count) const {
+    uint64_t cap = cap_;
+    while (count > cap * 4 / 5) cap += cap / 2;
+    return cap;
+  }
+  // Rebuilds the table with capacity `cap` (> the current one) from the ids 0..count-1 and their hashes.
+  template <class HashOf>
+  void grow_to(uint64_t cap, uint64_t count, const HashOf& hash_of) {
+    reset(cap);
     // The new table is as large as the old and its slots are random: the hash of the entry kAhead places on is
     // computed and its slot prefetched first, so that many misses are in flight (the ring holds those hashes).
     constexpr uint64_t kAhead = 16;
@@ -594,6 +604,14 @@ uint64_t StateStore::bytes() const { return root_->bytes() + pred_.size() * kChu
 // most 2x while it holds >= 2^16 rows (its id widths then total >= 16 bits, a child of >= 256 entries widens by at
 // most 1 bit and a smaller one, at most one of the two, by at most 10); with fewer rows they take < 2^17 * 8 bytes.
 // So everything at most doubles, plus 2 MiB per node and for the links.
+uint64_t StateStore::index_capacity() const { return root_->index.capacity(); }
+
+void StateStore::reserve(uint64_t n) {
+  Node& r = *root_;
+  const uint64_t cap = r.index.capacity_for(n);
+  if (cap != r.index.capacity()) r.index.grow_to(cap, r.count, [&r](uint32_t i) { return r.stored_hash(i); });
+}
+
 uint64_t StateStore::bytes_bound(int more) const {
   if (more <= 0) return bytes();
   if (more > kBoundInsertions) throw std::invalid_argument("StateStore::bytes_bound: more than kBoundInsertions");

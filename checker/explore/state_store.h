@@ -55,6 +55,14 @@ class StateStore {
   std::pair<uint32_t, bool> insert(const uint64_t* state, uint32_t predecessor);
 
   uint64_t size() const;
+  // Grows the root's index now, if it must, so that it holds `n` states in all without growing during later
+  // insertions (the children's smaller indexes still grow as they fill). Only the index's capacity changes, never an
+  // id or a result; it grows by the same 1.5x steps as insertions would, so stores that reserve the same n keep the
+  // same capacity. For the parallel search: every shard grows in the same round instead of one waiting for another's
+  // grow at the next barrier.
+  void reserve(uint64_t n);
+  // Slots in the root's index (for tests and reports).
+  uint64_t index_capacity() const;
   bool contains(const uint64_t* state) const;
   int scratch_words() const { return prep_words_; }
 

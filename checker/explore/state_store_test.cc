@@ -284,5 +284,46 @@ TEST_CASE("StateStore::bytes_bound bounds bytes() after up to kBoundInsertions m
   }
 }
 
+TEST_CASE("StateStore::reserve grows the root index ahead of insertions and changes no answer") {
+  for (std::vector<int> bits : {std::vector<int>{48}, std::vector<int>{64, 64, 64, 12}}) {
+    CAPTURE(bits.size());
+    const std::vector<State> states = random_states(bits, 120000, 0, 31);
+    StateStore plain(bits), reserved(bits), other(bits);
+    std::vector<uint64_t> out(bits.size()), out2(bits.size());
+    size_t k = 0;
+    uint64_t step = 700;
+    while (k < states.size()) {
+      const uint64_t target = reserved.size() + step;
+      const uint64_t before = reserved.index_capacity();
+      reserved.reserve(target);
+      const uint64_t cap = reserved.index_capacity();
+      CHECK(cap >= before);
+      // A store of other states that reserves the same number reaches the same capacity (the parallel search keeps
+      // its shards' indexes in step this way).
+      other.reserve(target);
+      CHECK(other.index_capacity() == cap);
+      // Up to `target` states, insertions never grow the reserved index; every answer is the plain store's.
+      while (k < states.size() && reserved.size() < target) {
+        auto a = plain.insert(states[k].data(), static_cast<uint32_t>(k));
+        auto b = reserved.insert(states[k].data(), static_cast<uint32_t>(k));
+        REQUIRE(a == b);
+        REQUIRE(reserved.index_capacity() == cap);
+        ++k;
+      }
+      step = step * 3 / 2;
+    }
+    CHECK(reserved.index_capacity() > 1024);  // it did grow, ahead of the insertions
+    const uint64_t cap = reserved.index_capacity();
+    reserved.reserve(reserved.size() / 2);  // nothing to do
+    CHECK(reserved.index_capacity() == cap);
+    for (uint32_t id = 0; id < reserved.size(); ++id) {
+      plain.load(id, out.data());
+      reserved.load(id, out2.data());
+      REQUIRE(out == out2);
+      REQUIRE(reserved.predecessor(id) == plain.predecessor(id));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace qpcheck::explore
