@@ -361,40 +361,44 @@ struct StateStore::Node {
     rbits = nr;
   }
   // Inner insertion; `hs` holds the content hash of every node of the tree (hashes()).
+  // Inner insertion; `hs` holds the content hash of every node of the tree (hashes()). Top-down: the node's own index
+  // is probed first, by content hash, and a candidate is compared by following its child ids down to the leaves' rows
+  // (`equal`), so a state seen before (most successors) costs no child lookups at all; only a new state looks up (and
+  // stores) its halves to build its row. The ids are those of a bottom-up insertion: a known state's halves are
+  // known, and a new state's halves are inserted in the same order.
   uint32_t inner_insert(const uint64_t* prep, const uint64_t* hs, bool* fresh, uint64_t max) {
     const uint64_t h = hs[hid];
-    index.prefetch(h);  // the children's lookups (small, cached tables) overlap this likely cache miss
-    bool fl, fr;
-    uint32_t l = left->insert(prep, hs, &fl);
-    uint32_t r = right->insert(prep, hs, &fr);
-    int nl = std::bit_width(l), nr = std::bit_width(r);
-    if (nl > lbits || nr > rbits) reencode(std::max(nl, lbits), std::max(nr, rbits));
-    const uint64_t key = l | (static_cast<uint64_t>(r) << lbits);
     uint64_t pos;
     uint32_t id;
-    if (fl || fr) {
-      pos = index.find_empty(h);  // a new half: the pair cannot be stored yet
-    } else if (index.find(h, [&](uint32_t i) { return pairs.get(i) == key; }, &pos, &id)) {
+    if (index.find(h, [&](uint32_t i) { return equal(i, prep); }, &pos, &id)) {
       *fresh = false;
       return id;
     }
+    bool fl, fr;
+    const uint32_t l = left->insert(prep, hs, &fl);
+    const uint32_t r = right->insert(prep, hs, &fr);
+    const int nl = std::bit_width(l), nr = std::bit_width(r);
+    if (nl > lbits || nr > rbits) reencode(std::max(nl, lbits), std::max(nr, rbits));
+    const uint64_t key = l | (static_cast<uint64_t>(r) << lbits);
     if (count >= max) throw std::length_error("state store full (2^32 states)");
     id = static_cast<uint32_t>(count);
     pairs.append(id, key);
     note_hash(id, h);
-    index.put(pos, h, id);
+    index.put(pos, h, id);  // the children's insertions touched only their own tables: `pos` is still empty
     *fresh = true;
     if (index.needs_grow(++count)) index.grow(count, [this](uint32_t i) { return stored_hash(i); });
     return id;
   }
-  bool inner_find(const uint64_t* prep, const uint64_t* hs, uint32_t* id) const {
-    const uint64_t h = hs[hid];
-    index.prefetch(h);
+  // True if stored entry `id` of this node holds the same content as the prepared row.
+  bool equal(uint32_t id, const uint64_t* prep) const {
+    if (leaf) return leaf_equal(id, prep + prep_offset);
     uint32_t l, r;
-    if (!left->find(prep, hs, &l) || !right->find(prep, hs, &r)) return false;
-    const uint64_t key = l | (static_cast<uint64_t>(r) << lbits);
+    decode(id, &l, &r);
+    return left->equal(l, prep) && right->equal(r, prep);
+  }
+  bool inner_find(const uint64_t* prep, const uint64_t* hs, uint32_t* id) const {
     uint64_t pos;
-    return index.find(h, [&](uint32_t i) { return pairs.get(i) == key; }, &pos, id);
+    return index.find(hs[hid], [&](uint32_t i) { return equal(i, prep); }, &pos, id);
   }
 
   // ---- either
