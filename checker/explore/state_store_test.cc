@@ -134,6 +134,22 @@ TEST_CASE("StateStore, wide layout with repeating halves: rows are pairs of smal
   CHECK(s.row_bytes() == 3);  // 9 + 9 bits of child ids
 }
 
+TEST_CASE("StateStore, tree: states that share one half are told apart by the other (tag collisions)") {
+  // A known state is found top-down: a root entry whose tag matches is compared by following its child ids to the
+  // leaves. With one half fixed, every tag collision in the root's index (hash bits beyond the slot; many thousands of
+  // probes here) pairs two states with the same left (then right) half, so only a comparison of both halves is right.
+  std::vector<int> bits = {64, 64, 64, 12};
+  for (int fixed : {0, 1}) {
+    CAPTURE(fixed);
+    std::vector<State> states = random_states(bits, 200000, 0, 41 + fixed);
+    for (State& x : states) {
+      x[2 * fixed] = 0x0123456789ABCDEFULL;
+      x[2 * fixed + 1] = 0xFEDULL;
+    }
+    check_against_reference(bits, states, true);
+  }
+}
+
 TEST_CASE("StateStore, deeper trees (7 words, 420 bits) with few values per word") {
   std::vector<int> bits = {64, 60, 64, 64, 40, 64, 64};
   check_against_reference(bits, random_states(bits, 40000, 5, 6), true);
