@@ -812,8 +812,7 @@ class ShardedSearch : public Searcher {
     }
     try {
       uint64_t incoming = 0;
-      std::vector<uint64_t>& to = incoming_;
-      to.assign(static_cast<size_t>(threads_), 0);
+      std::vector<uint64_t> to(static_cast<size_t>(threads_), 0);  // messages per receiving shard
       for (size_t k = 0; k < planned_; ++k) {
         const Chunk& c = *chunks_[k];
         Shard& sh = *shards_[c.shard];
@@ -949,7 +948,6 @@ class ShardedSearch : public Searcher {
   uint64_t total_ = 0;                // states stored in all, while inserting with max-states
   double next_progress_ = 1.0;        // no progress report in the first second
   std::exception_ptr completion_error_;
-  std::vector<uint64_t> incoming_;    // after_expand: messages per receiving shard this round
 };
 
 uint64_t hash_words(const uint64_t* s, int words, uint64_t seed) {

@@ -27,6 +27,18 @@ process phil[i in 0..N-1] {
 invariant neighbours_never_both_eat: forall k in 0..N-1: !(phil[k]@eat && phil[(k + 1) % N]@eat);
 )";
 
+// The symmetric variant: every philosopher takes its left fork first, so all can hold one and deadlock.
+const char* kSymmetricPhilosophers = R"(
+param N: 2..8 = 3;
+var fork: array[0..N-1] of bool;
+process phil[i in 0..N-1] {
+  end think: when !fork[i] { fork[i] = true; }
+  when !fork[(i + 1) % N] { fork[(i + 1) % N] = true; }
+  atomic { fork[i] = false; fork[(i + 1) % N] = false; }
+  goto think;
+}
+)";
+
 TEST_CASE("BFS: philosophers N=16 has exactly 1,136,689 states and 11,639,232 transitions") {
   auto c = testing::compile(kPhilosophers);
   Result r = testing::check(*c);
@@ -52,16 +64,7 @@ TEST_CASE("DFS visits the same states as BFS") {
 }
 
 TEST_CASE("the symmetric variant deadlocks; BFS finds the shortest deadlock") {
-  auto c = testing::compile(R"(
-    param N: 2..8 = 3;
-    var fork: array[0..N-1] of bool;
-    process phil[i in 0..N-1] {
-      end think: when !fork[i] { fork[i] = true; }
-      when !fork[(i + 1) % N] { fork[(i + 1) % N] = true; }
-      atomic { fork[i] = false; fork[(i + 1) % N] = false; }
-      goto think;
-    }
-  )");
+  auto c = testing::compile(kSymmetricPhilosophers);
   Result r = testing::check(*c);
   REQUIRE(r.outcome == Outcome::kViolated);
   CHECK(r.violation->property == "deadlock");
@@ -224,16 +227,7 @@ TEST_CASE("batched BFS stores, checks and stops exactly as one-at-a-time inserti
   REQUIRE(first.violation.has_value());
   REQUIRE(first.violation->property == "not_five");
   check_batched_as_single(*order, {});
-  auto deadlock = testing::compile(R"(
-    param N: 2..8 = 5;
-    var fork: array[0..N-1] of bool;
-    process phil[i in 0..N-1] {
-      end think: when !fork[i] { fork[i] = true; }
-      when !fork[(i + 1) % N] { fork[(i + 1) % N] = true; }
-      atomic { fork[i] = false; fork[(i + 1) % N] = false; }
-      goto think;
-    }
-  )");
+  auto deadlock = testing::compile(kSymmetricPhilosophers, {{"N", "5"}});
   check_batched_as_single(*deadlock, {});
   // A memory limit reached in the middle of the search, at each of a few sizes.
   Result full = testing::check(*phil);
@@ -312,16 +306,7 @@ TEST_CASE("parallel BFS: a failing step and a deadlock are found at the same (sh
   CHECK(one_f.violation->kind == model::Violation::Kind::kStepFailure);
   model::ModelSystem fsys(*f->compiled.model);
   // The symmetric philosophers deadlock after 3 steps (every philosopher holds its left fork).
-  auto d = testing::compile(R"(
-    param N: 2..8 = 4;
-    var fork: array[0..N-1] of bool;
-    process phil[i in 0..N-1] {
-      end think: when !fork[i] { fork[i] = true; }
-      when !fork[(i + 1) % N] { fork[(i + 1) % N] = true; }
-      atomic { fork[i] = false; fork[(i + 1) % N] = false; }
-      goto think;
-    }
-  )");
+  auto d = testing::compile(kSymmetricPhilosophers, {{"N", "4"}});
   Result one_d = testing::check(*d);
   REQUIRE(one_d.outcome == Outcome::kViolated);
   CHECK(one_d.path.actions.size() == 4);
