@@ -14,6 +14,7 @@
 #include <system_error>
 #include <thread>
 
+#include "checker/explore/recent_states.h"
 #include "checker/explore/state_store.h"
 
 namespace qpcheck::explore {
@@ -178,7 +179,9 @@ class Search : public Searcher, public model::SuccessorSink {
 
  private:
   void search() override {
-    for (const auto& init : sys_.initial_states()) {
+    const std::vector<std::vector<uint64_t>> inits = sys_.initial_states();
+    if (batched_ && !inits.empty()) recent_.emplace(store_.words(), inits[0].data());
+    for (const auto& init : inits) {
       auto [id, fresh] = store_.insert(init.data(), kNoState);
       if (fresh) {
         if (opt_.strategy == Strategy::kDfs) { stack_.push_back(id); depth_of_.push_back(0); }
@@ -197,6 +200,8 @@ class Search : public Searcher, public model::SuccessorSink {
     ++stats_.transitions;
     fire(action);
     if (batched_) {
+      // Every state recent_ holds is stored or pending ahead of this one (see RecentStates).
+      if (recent_->seen_before(state)) return;
       const int w = store_.words();
       std::copy(state, state + w, &pend_states_[static_cast<size_t>(pending_) * w]);
       pend_preds_[pending_] = current_;
@@ -422,6 +427,7 @@ class Search : public Searcher, public model::SuccessorSink {
   static constexpr int kBatch = kInsertBatch;
   bool batched_ = false;
   int pending_ = 0;
+  std::optional<RecentStates> recent_;  // batched BFS: repeats dropped before they are staged
   std::vector<uint64_t> pend_states_;  // kBatch states of words() uint64
   std::vector<uint32_t> pend_preds_, pend_actions_;
   std::vector<uint64_t> buf_;       // the state being expanded
@@ -444,10 +450,11 @@ class Search : public Searcher, public model::SuccessorSink {
 //
 // Each BFS layer runs in rounds of two phases, each ended by a barrier.
 // Expand: the round takes the next Options::round_states states of every shard's frontier, cut into chunks of at most
-// kChunkStates states of one shard. The threads claim chunks one at a time (an atomic counter) until none is left, so
-// a thread whose share is done takes work that another would have waited for: the stores are read-only in this phase,
-// so any thread may load any shard's states. Each successor (packed state, predecessor's global id, action) goes to
-// the chunk's outbox for the shard that owns it. Barrier.
+// kChunkStates states of one shard. Thread u claims shard u's chunks one at a time (a counter per shard), then those
+// of the other shards until none is left, so a thread whose share is done takes work that another would have waited
+// for: the stores are read-only in this phase, so any thread may load any shard's states. Each successor (packed
+// state, predecessor's global id, action) goes to the chunk's outbox for the shard that owns it, unless the thread's
+// RecentStates cache shows it as a repeat that is inserted first anyway (see expand_chunks). Barrier.
 // Insert: thread u stores what the round sent to shard u, chunk by chunk in the round's order. New states get their
 // invariants checked (check_invariants_after: the source passed its check) and form the shard's part of the next
 // layer. Barrier.
@@ -486,6 +493,7 @@ class ShardedSearch : public Searcher {
     route_words_ = shards_[0]->store.tree() && words_ >= 2 ? words_ / 2 : words_;
     // Largest local id whose global id local * T + shard stays below kNoState.
     max_local_ = (uint64_t{kNoState} - 1) / static_cast<uint64_t>(threads_) - 1;
+    claims_ = std::make_unique<Claim[]>(static_cast<size_t>(threads_));
   }
 
  private:
@@ -540,6 +548,7 @@ class ShardedSearch : public Searcher {
     uint64_t terminal_depth = 0;
     std::exception_ptr error;         // what thread u threw (the search stops at the next barrier)
     std::vector<uint64_t> buf;        // thread u's copy of the state being expanded
+    std::optional<RecentStates> recent;  // thread u's: successors it sent
   };
 
   // A piece of a round's expansion: local states [begin, end) of shard `shard`, and what expanding them gave. Written by
@@ -592,7 +601,11 @@ class ShardedSearch : public Searcher {
   uint32_t local_of(uint32_t g) const { return g / static_cast<uint32_t>(threads_); }
 
   void search() override {
-    for (const auto& init : sys_.initial_states()) {
+    const std::vector<std::vector<uint64_t>> inits = sys_.initial_states();
+    for (auto& sh : shards_) {
+      if (!inits.empty()) sh->recent.emplace(words_, inits[0].data());
+    }
+    for (const auto& init : inits) {
       int u = owner(init.data());
       auto [id, fresh] = shards_[u]->store.insert(init.data(), kNoState);
       if (fresh && !found_) {
@@ -665,10 +678,12 @@ class ShardedSearch : public Searcher {
     Shard* sh;                        // the expanding thread's: fired actions
     Chunk* chunk;
     uint32_t from;                    // global id of the state being expanded
+    bool drop_repeats = true;         // the chunk comes after every chunk this thread expanded in this round
     uint64_t transitions = 0;         // added to sh->transitions at the end of the expansion
     void successor(uint32_t action, const uint64_t* state) override {
       ++transitions;
       mark(action);
+      if (sh->recent->seen_before(state) && drop_repeats) return;
       uint64_t* m = chunk->to[self->owner(state)].append(self->msg_words_);
       for (int i = 0; i < self->words_; ++i) m[i] = state[i];
       m[self->words_] = uint64_t{from} << 32 | action;
@@ -685,10 +700,11 @@ class ShardedSearch : public Searcher {
   };
 
   // Cuts the next round out of the frontiers: up to round_states_ states of each shard, in chunks of at most
-  // kChunkStates, shard 0's first.
+  // kChunkStates, shard 0's first; claims_[u] hands out shard u's.
   void plan_round() {
     planned_ = 0;
     for (int u = 0; u < threads_; ++u) {
+      claims_[u].next.store(planned_, std::memory_order_relaxed);
       Shard& sh = *shards_[u];
       const uint64_t end = std::min(sh.layer_end, sh.head + round_states_);
       while (sh.head < end) {
@@ -703,11 +719,16 @@ class ShardedSearch : public Searcher {
         c.terminal = kNoState;
         sh.head = c.end;
       }
+      claims_[u].end = planned_;
     }
-    next_chunk_.store(0, std::memory_order_relaxed);
   }
 
-  // Thread t expands chunks of the round until none is left, with its own TransitionSystem.
+  // Thread t expands chunks of the round until none is left, with its own TransitionSystem: shard t's first (their
+  // states were stored by this thread, and its cache then sees the successors of neighbouring states), then the other
+  // shards' in turn. A repeat shown by its cache may be dropped only if the copy it recorded is inserted first: shards
+  // insert in the round's chunk order, and earlier rounds are inserted already, so only while every chunk this thread
+  // expanded in this round precedes the current one (it claims in increasing order within a shard; only a chunk taken
+  // from an earlier shard's range, after its own, expands without dropping).
   void expand_chunks(int t) {
     Shard& me = *shards_[t];
     Sender sender;
@@ -717,22 +738,32 @@ class ShardedSearch : public Searcher {
       Sender& s;
       ~Count() { s.sh->transitions += s.transitions; }
     } count{sender};
-    for (size_t k; (k = next_chunk_.fetch_add(1, std::memory_order_relaxed)) < planned_;) {
-      Chunk& c = *chunks_[k];
-      const StateStore& store = shards_[c.shard]->store;
-      sender.chunk = &c;
-      for (uint64_t local = c.begin; local < c.end; ++local) {
-        sender.from = global(local, c.shard);
+    bool any = false;
+    size_t latest = 0;  // the highest chunk index this thread expanded in this round
+    for (int i = 0; i < threads_; ++i) {
+      Claim& claim = claims_[(t + i) % threads_];
+      for (size_t k; (k = claim.next.fetch_add(1, std::memory_order_relaxed)) < claim.end;) {
+        sender.drop_repeats = !any || k > latest;
+        if (sender.drop_repeats) latest = k;
+        any = true;
+        expand_chunk(me, *chunks_[k], sender);
+      }
+    }
+  }
+  void expand_chunk(Shard& me, Chunk& c, Sender& sender) {
+    const StateStore& store = shards_[c.shard]->store;
+    sender.chunk = &c;
+    for (uint64_t local = c.begin; local < c.end; ++local) {
+      sender.from = global(local, c.shard);
+      store.load(static_cast<uint32_t>(local), me.buf.data());
+      int enabled = me.sys->successors(me.buf.data(), sender);
+      if (enabled == 0 && (opt_.witness || opt_.check_deadlock)) {
         store.load(static_cast<uint32_t>(local), me.buf.data());
-        int enabled = me.sys->successors(me.buf.data(), sender);
-        if (enabled == 0 && (opt_.witness || opt_.check_deadlock)) {
-          store.load(static_cast<uint32_t>(local), me.buf.data());
-          bool end_state = me.sys->valid_end(me.buf.data());
-          if (end_state && opt_.witness && c.terminal == kNoState) c.terminal = sender.from;
-          if (!end_state && opt_.check_deadlock) {
-            c.deadlock = Found{deadlock_violation(), sender.from, kNoState};
-            break;  // the search ends with this round
-          }
+        bool end_state = me.sys->valid_end(me.buf.data());
+        if (end_state && opt_.witness && c.terminal == kNoState) c.terminal = sender.from;
+        if (!end_state && opt_.check_deadlock) {
+          c.deadlock = Found{deadlock_violation(), sender.from, kNoState};
+          return;  // the search ends with this round
         }
       }
     }
@@ -940,7 +971,12 @@ class ShardedSearch : public Searcher {
   uint64_t max_local_ = 0;
   std::vector<std::unique_ptr<Chunk>> chunks_;  // the round's plan: chunks_[0, planned_)
   size_t planned_ = 0;
-  std::atomic<size_t> next_chunk_{0}; // the next chunk to claim in the expand phase
+  // Shard u's chunks of the round: chunks_[next, end) are yet to be claimed (next may run past end).
+  struct alignas(64) Claim {
+    std::atomic<size_t> next{0};
+    size_t end = 0;
+  };
+  std::unique_ptr<Claim[]> claims_;
   std::barrier<Completion> expand_barrier_;
   std::barrier<Completion> insert_barrier_;
   Control ctl_;                       // written only by the completion steps
