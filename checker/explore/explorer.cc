@@ -449,12 +449,20 @@ class Search : public Searcher, public model::SuccessorSink {
 // state id = local id * T + shard (predecessor links hold global ids; traces are rebuilt across shards).
 //
 // Each BFS layer runs in rounds of two phases, each ended by a barrier.
-// Expand: the round takes the next Options::round_states states of every shard's frontier, cut into chunks of at most
-// kChunkStates states of one shard. Thread u claims shard u's chunks one at a time (a counter per shard), then those
-// of the other shards until none is left, so a thread whose share is done takes work that another would have waited
-// for: the stores are read-only in this phase, so any thread may load any shard's states. Each successor (packed
-// state, predecessor's global id, action) goes to the chunk's outbox for the shard that owns it, unless the thread's
-// RecentStates cache shows it as a repeat that is inserted first anyway (see expand_chunks). Barrier.
+// Expand: the round takes the layer's next Options::round_states states per thread, cut into chunks of about
+// kChunkStates states; thread u's share is the u-th run of consecutive chunks. A thread claims the chunks of its
+// share one at a time (a counter per share), then what is left of the others', so a thread whose share is done takes
+// work that another would have waited for: the stores are read-only in this phase, so any thread may load any shard's
+// states. Each successor (packed state, predecessor's global id, action, its place among the chunk's messages) goes
+// to the chunk's outbox for the shard that owns it, unless the thread's RecentStates cache shows it as a repeat that
+// is inserted first anyway (see expand_chunks). Barrier.
+// A layer is expanded in the order its states were found, across shards, as one thread would: each shard records the
+// place of each new state's message, and the states that chunk k of a layer found (group k of the next layer) are
+// expanded in a merge of the shards' parts by place. Hashing scatters neighbouring states (the successors of one
+// state, which share most of their own successors) over the shards, and expanding each shard's part of a layer on its
+// own would take them apart, which costs locality in every cache the expansion uses: one thread expanding its layers'
+// even ids, then the odd ones, in blocks of 2 x 512 took 1.78 -> 2.08 CPU-s on rdma_cm N=4 M=3 (2 x 8192: 2.24), and
+// two threads used 1.34x the CPU time of one, 1.08x in this order.
 // Insert: thread u stores what the round sent to shard u, chunk by chunk in the round's order. New states get their
 // invariants checked (check_invariants_after: the source passed its check) and form the shard's part of the next
 // layer. Barrier.
@@ -487,7 +495,7 @@ class ShardedSearch : public Searcher {
       for (auto& w : workers_) w->set_deadline(deadline());
     }
     words_ = sys.state_words();
-    msg_words_ = words_ + 1;
+    msg_words_ = words_ + 2;  // the state, (predecessor << 32 | action), its place among the chunk's messages
     // A tree store keeps each distinct left half (words [0, words / 2)) once per shard: routing by the left half alone
     // keeps those child sets disjoint across shards.
     route_words_ = shards_[0]->store.tree() && words_ >= 2 ? words_ / 2 : words_;
@@ -497,9 +505,10 @@ class ShardedSearch : public Searcher {
   }
 
  private:
-  // Per shard: a round's messages then take ~3.5 MB on rdma_cm N=4 M=3 (T = 2), so they are still in the L2 cache when
-  // their receiver reads them.
-  static constexpr uint64_t kDefaultRoundStates = 1 << 13;
+  // Per thread. Each share is then a long run of neighbouring states for its thread's RecentStates cache, and barriers
+  // are few: rdma_cm N=4 M=3, 2 threads, best of 3: 8192 1.27 s, 16384 1.23, 32768 1.19, 65536 1.18. A round's
+  // messages take about 85 bytes per state (with T = 2, 5.6 MB).
+  static constexpr uint64_t kDefaultRoundStates = 1 << 15;
   // States per chunk, the unit of work a thread claims: the threads end a round's expansion within about one chunk's
   // time of each other (~0.3 ms on rdma_cm), and a chunk's successors fill its outboxes enough that their fixed costs
   // (a claim, T buffers) do not matter.
@@ -539,8 +548,12 @@ class ShardedSearch : public Searcher {
     Shard(const std::vector<int>& bits, model::TransitionSystem* s, int words) : store(bits), sys(s), buf(words) {}
     StateStore store;
     model::TransitionSystem* sys;     // thread u's
-    uint64_t head = 0;                // next local id to expand
-    uint64_t layer_end = 0;           // the current layer's frontier is local ids [head, layer_end)
+    // The next layer, as this shard stores it: its states are local ids [next_begin, store.size()); next_ends[k]:
+    // the end of those that chunk k of the layer found (group k); next_place[i]: the place of state next_begin + i
+    // among its chunk's messages. The same for the layer being expanded: begin, ends, place.
+    uint64_t next_begin = 0, begin = 0;
+    std::vector<uint64_t> next_ends, ends;
+    std::vector<uint32_t> next_place, place;
     uint64_t transitions = 0;         // of the states thread u expanded (any shard's)
     std::vector<uint8_t> fired;       // actions thread u saw fire
     std::optional<Found> found;       // the first violation met in this shard, in its own order (global ids)
@@ -555,8 +568,9 @@ class ShardedSearch : public Searcher {
   // the thread that claimed it, read after the barrier.
   struct alignas(64) Chunk {
     explicit Chunk(int threads) : to(threads) {}
-    int shard = 0;
-    uint64_t begin = 0, end = 0;
+    // The layer's states from group g0 at place p0 up to group g1 below place p1 (group g1 not at all if p1 = 0).
+    size_t g0 = 0, g1 = 0;
+    uint32_t p0 = 0, p1 = 0;
     std::vector<Outbox> to;           // to[u]: the messages for shard u, in expansion order
     std::optional<Found> failure;     // the first failing step
     std::optional<Found> deadlock;    // the first deadlocked state (the chunk's expansion stops there)
@@ -605,15 +619,18 @@ class ShardedSearch : public Searcher {
     for (auto& sh : shards_) {
       if (!inits.empty()) sh->recent.emplace(words_, inits[0].data());
     }
+    uint32_t place = 0;
     for (const auto& init : inits) {
       int u = owner(init.data());
       auto [id, fresh] = shards_[u]->store.insert(init.data(), kNoState);
+      if (fresh) shards_[u]->next_place.push_back(place++);
       if (fresh && !found_) {
         if (auto v = sys_.check_invariants(init.data())) found_ = Found{*v, global(id, u), kNoState};
       }
     }
     if (found_) return;  // an initial state violates an invariant
-    for (auto& sh : shards_) sh->layer_end = sh->store.size();
+    for (auto& sh : shards_) sh->next_ends.push_back(sh->store.size());  // layer 0: as if found by one chunk
+    begin_layer();
     plan_round();
     // Workers start together, once all exist: a thread that cannot be created (std::system_error) must not leave the
     // others waiting at a barrier sized for threads_ forever.
@@ -679,6 +696,7 @@ class ShardedSearch : public Searcher {
     Chunk* chunk;
     uint32_t from;                    // global id of the state being expanded
     bool drop_repeats = true;         // the chunk comes after every chunk this thread expanded in this round
+    uint32_t place = 0;               // messages the chunk has sent so far
     uint64_t transitions = 0;         // added to sh->transitions at the end of the expansion
     void successor(uint32_t action, const uint64_t* state) override {
       ++transitions;
@@ -687,6 +705,7 @@ class ShardedSearch : public Searcher {
       uint64_t* m = chunk->to[self->owner(state)].append(self->msg_words_);
       for (int i = 0; i < self->words_; ++i) m[i] = state[i];
       m[self->words_] = uint64_t{from} << 32 | action;
+      m[self->words_ + 1] = place++;
     }
     void failure(uint32_t action, const Violation& v) override {
       ++transitions;
@@ -699,36 +718,101 @@ class ShardedSearch : public Searcher {
     }
   };
 
-  // Cuts the next round out of the frontiers: up to round_states_ states of each shard, in chunks of at most
-  // kChunkStates, shard 0's first; claims_[u] hands out shard u's.
+  // Starts expanding the layer the shards recorded (next_* become the layer's).
+  void begin_layer() {
+    layer_states_ = 0;
+    for (auto& sh : shards_) {
+      sh->begin = sh->next_begin;
+      sh->ends.swap(sh->next_ends);
+      sh->place.swap(sh->next_place);
+      sh->next_begin = sh->store.size();
+      sh->next_ends.clear();
+      sh->next_place.clear();
+      layer_states_ += sh->store.size() - sh->begin;
+    }
+    group_ = 0;
+    place_ = 0;
+    planned_states_ = 0;
+  }
+  bool layer_planned() const { return group_ == shards_[0]->ends.size(); }
+  // Shard u's states of group g with a place in [lo, hi): local ids [*b, *e).
+  void group_part(const Shard& sh, size_t g, uint32_t lo, uint32_t hi, uint64_t* b, uint64_t* e) const {
+    const uint32_t* p = sh.place.data() - sh.begin;  // p[local]
+    const uint32_t* first = p + (g == 0 ? sh.begin : sh.ends[g - 1]);
+    const uint32_t* last = p + sh.ends[g];
+    *b = static_cast<uint64_t>(std::lower_bound(first, last, lo) - p);
+    *e = static_cast<uint64_t>(std::lower_bound(first, last, hi) - p);
+  }
+  uint64_t group_states(size_t g, uint32_t lo, uint32_t hi) const {
+    uint64_t n = 0, b, e;
+    for (const auto& sh : shards_) {
+      group_part(*sh, g, lo, hi, &b, &e);
+      n += e - b;
+    }
+    return n;
+  }
+
+  // Cuts the next round out of the layer: about round_states_ states per thread, in chunks of about kChunkStates:
+  // consecutive small groups, or a place range of a large one (its states with places in it are about as many as
+  // the range's share of the group's places). A chunk has at least one state.
   void plan_round() {
     planned_ = 0;
-    for (int u = 0; u < threads_; ++u) {
-      claims_[u].next.store(planned_, std::memory_order_relaxed);
-      Shard& sh = *shards_[u];
-      const uint64_t end = std::min(sh.layer_end, sh.head + round_states_);
-      while (sh.head < end) {
-        if (planned_ == chunks_.size()) chunks_.push_back(std::make_unique<Chunk>(threads_));
-        Chunk& c = *chunks_[planned_++];
-        c.shard = u;
-        c.begin = sh.head;
-        c.end = std::min(end, sh.head + kChunkStates);
-        for (Outbox& box : c.to) box.clear();
-        c.failure.reset();
-        c.deadlock.reset();
-        c.terminal = kNoState;
-        sh.head = c.end;
+    const size_t t = static_cast<size_t>(threads_);
+    const size_t groups = shards_[0]->ends.size();
+    const uint64_t round = round_states_ * t;
+    uint64_t taken = 0;
+    while (taken < round && group_ < groups) {
+      if (planned_ == chunks_.size()) chunks_.push_back(std::make_unique<Chunk>(threads_));
+      Chunk& c = *chunks_[planned_++];
+      c.g0 = group_;
+      c.p0 = place_;
+      const uint64_t want = std::min(kChunkStates, round - taken);
+      uint64_t n = 0;
+      while (group_ < groups && n < want) {
+        const uint64_t rest = group_states(group_, place_, UINT32_MAX);
+        if (n + rest <= want) {  // the rest of the group fits
+          n += rest;
+          ++group_;
+          place_ = 0;
+          continue;
+        }
+        if (n > 0) break;  // a large group starts the next chunk
+        uint32_t end = 0;  // its places run below `end`
+        for (const auto& sh : shards_) {
+          const uint64_t b = group_ == 0 ? sh->begin : sh->ends[group_ - 1];
+          if (sh->ends[group_] > b) end = std::max(end, sh->place[sh->ends[group_] - 1 - sh->begin] + 1);
+        }
+        const uint64_t span = (static_cast<uint64_t>(end - place_) * want + rest - 1) / rest;
+        const uint32_t hi = static_cast<uint32_t>(std::min<uint64_t>(end, place_ + std::max<uint64_t>(span, 1)));
+        n += group_states(group_, place_, hi);
+        place_ = hi;
+        if (place_ == end) {
+          ++group_;
+          place_ = 0;
+        }
+        break;
       }
-      claims_[u].end = planned_;
+      c.g1 = group_;
+      c.p1 = place_;
+      taken += n;
+      for (Outbox& box : c.to) box.clear();
+      c.failure.reset();
+      c.deadlock.reset();
+      c.terminal = kNoState;
+    }
+    planned_states_ += taken;
+    for (size_t u = 0; u < t; ++u) {  // thread u's share: the u-th of T runs of consecutive chunks
+      claims_[u].next.store(planned_ * u / t, std::memory_order_relaxed);
+      claims_[u].end = planned_ * (u + 1) / t;
     }
   }
 
-  // Thread t expands chunks of the round until none is left, with its own TransitionSystem: shard t's first (their
-  // states were stored by this thread, and its cache then sees the successors of neighbouring states), then the other
-  // shards' in turn. A repeat shown by its cache may be dropped only if the copy it recorded is inserted first: shards
-  // insert in the round's chunk order, and earlier rounds are inserted already, so only while every chunk this thread
-  // expanded in this round precedes the current one (it claims in increasing order within a shard; only a chunk taken
-  // from an earlier shard's range, after its own, expands without dropping).
+  // Thread t expands chunks of the round until none is left, with its own TransitionSystem: first its share, a run
+  // of consecutive chunks (neighbouring states share successors, which its RecentStates cache then catches), then
+  // what is left of the other threads' shares. The cache may drop a repeat only if the copy it recorded is inserted
+  // first: shards insert in the round's chunk order, and earlier rounds are inserted already, so only while every
+  // chunk this thread expanded in this round precedes the current one (a share is claimed in increasing order; a chunk
+  // taken from an earlier thread's share, after its own, expands without dropping).
   void expand_chunks(int t) {
     Shard& me = *shards_[t];
     Sender sender;
@@ -741,7 +825,7 @@ class ShardedSearch : public Searcher {
     bool any = false;
     size_t latest = 0;  // the highest chunk index this thread expanded in this round
     for (int i = 0; i < threads_; ++i) {
-      Claim& claim = claims_[(t + i) % threads_];
+      Claim& claim = claims_[static_cast<size_t>((t + i) % threads_)];
       for (size_t k; (k = claim.next.fetch_add(1, std::memory_order_relaxed)) < claim.end;) {
         sender.drop_repeats = !any || k > latest;
         if (sender.drop_repeats) latest = k;
@@ -750,20 +834,40 @@ class ShardedSearch : public Searcher {
       }
     }
   }
+  // Expands chunk c: each group's states in the order they were found (the shards' parts merged by place).
   void expand_chunk(Shard& me, Chunk& c, Sender& sender) {
-    const StateStore& store = shards_[c.shard]->store;
     sender.chunk = &c;
-    for (uint64_t local = c.begin; local < c.end; ++local) {
-      sender.from = global(local, c.shard);
-      store.load(static_cast<uint32_t>(local), me.buf.data());
-      int enabled = me.sys->successors(me.buf.data(), sender);
-      if (enabled == 0 && (opt_.witness || opt_.check_deadlock)) {
+    sender.place = 0;
+    const size_t t = shards_.size();
+    std::vector<uint64_t> at(t), end(t);  // per shard: the group's next state and its end
+    for (size_t g = c.g0; g < c.g1 || (g == c.g1 && c.p1 > 0); ++g) {
+      const uint32_t lo = g == c.g0 ? c.p0 : 0, hi = g == c.g1 ? c.p1 : UINT32_MAX;
+      for (size_t u = 0; u < t; ++u) group_part(*shards_[u], g, lo, hi, &at[u], &end[u]);
+      for (;;) {
+        size_t u = t;  // the shard whose next state came first
+        uint32_t first = 0;
+        for (size_t v = 0; v < t; ++v) {
+          if (at[v] == end[v]) continue;
+          const uint32_t p = shards_[v]->place[at[v] - shards_[v]->begin];
+          if (u == t || p < first) {
+            u = v;
+            first = p;
+          }
+        }
+        if (u == t) break;
+        const uint64_t local = at[u]++;
+        const StateStore& store = shards_[u]->store;
+        sender.from = global(local, static_cast<int>(u));
         store.load(static_cast<uint32_t>(local), me.buf.data());
-        bool end_state = me.sys->valid_end(me.buf.data());
-        if (end_state && opt_.witness && c.terminal == kNoState) c.terminal = sender.from;
-        if (!end_state && opt_.check_deadlock) {
-          c.deadlock = Found{deadlock_violation(), sender.from, kNoState};
-          return;  // the search ends with this round
+        int enabled = me.sys->successors(me.buf.data(), sender);
+        if (enabled == 0 && (opt_.witness || opt_.check_deadlock)) {
+          store.load(static_cast<uint32_t>(local), me.buf.data());
+          bool end_state = me.sys->valid_end(me.buf.data());
+          if (end_state && opt_.witness && c.terminal == kNoState) c.terminal = sender.from;
+          if (!end_state && opt_.check_deadlock) {
+            c.deadlock = Found{deadlock_violation(), sender.from, kNoState};
+            return;  // the search ends with this round
+          }
         }
       }
     }
@@ -785,24 +889,27 @@ class ShardedSearch : public Searcher {
             const uint64_t* msg = first + static_cast<size_t>(k) * msg_words_;
             const uint64_t link = msg[words_];
             if (sh.store.size() > max_local_) throw std::length_error("state store full (2^32 states)");
-            check_new(sh, u, sh.store.insert_staged(k, static_cast<uint32_t>(link >> 32)), msg,
-                      static_cast<uint32_t>(link));
+            if (check_new(sh, u, sh.store.insert_staged(k, static_cast<uint32_t>(link >> 32)), msg,
+                          static_cast<uint32_t>(link))) {
+              sh.next_place.push_back(static_cast<uint32_t>(msg[words_ + 1]));
+            }
           }
         }
-        continue;
-      }
-      for (size_t i = 0; i < box.size(); i += msg_words_) {
-        const uint64_t* state = &box[i];
-        const uint64_t link = box[i + words_];
-        if (counted && total_ >= opt_.limits.max_states) {
-          if (!sh.store.contains(state)) limit_ = "max-states";  // the stores stay at max_states in all
-          continue;
+      } else {
+        for (size_t i = 0; i < box.size(); i += msg_words_) {
+          const uint64_t* state = &box[i];
+          const uint64_t link = box[i + words_];
+          if (total_ >= opt_.limits.max_states) {
+            if (!sh.store.contains(state)) limit_ = "max-states";  // the stores stay at max_states in all
+            continue;
+          }
+          if (store_one(sh, u, state, static_cast<uint32_t>(link >> 32), static_cast<uint32_t>(link))) {
+            sh.next_place.push_back(static_cast<uint32_t>(box[i + words_ + 1]));
+            ++total_;
+          }
         }
-        if (store_one(sh, u, state, static_cast<uint32_t>(link >> 32), static_cast<uint32_t>(link)) &&
-            counted) {
-          ++total_;
-        }
       }
+      sh.next_ends.push_back(sh.store.size());  // group c of the next layer ends here
     }
   }
 
@@ -846,11 +953,16 @@ class ShardedSearch : public Searcher {
       std::vector<uint64_t> to(static_cast<size_t>(threads_), 0);  // messages per receiving shard
       for (size_t k = 0; k < planned_; ++k) {
         const Chunk& c = *chunks_[k];
-        Shard& sh = *shards_[c.shard];
-        if (c.failure && !sh.found) sh.found = c.failure;
-        if (c.terminal != kNoState && sh.terminal == kNoState) {
-          sh.terminal = c.terminal;
-          sh.terminal_depth = ctl_.depth;
+        if (c.failure) {  // kept by the shard of the failing step's source
+          Shard& sh = *shards_[c.failure->state % static_cast<uint32_t>(threads_)];
+          if (!sh.found) sh.found = c.failure;
+        }
+        if (c.terminal != kNoState) {
+          Shard& sh = *shards_[c.terminal % static_cast<uint32_t>(threads_)];
+          if (sh.terminal == kNoState) {
+            sh.terminal = c.terminal;
+            sh.terminal_depth = ctl_.depth;
+          }
         }
         if (c.deadlock && !deadlock_) deadlock_ = c.deadlock;  // depth d: beats anything found at depth d+1
         for (int u = 0; u < threads_; ++u) to[static_cast<size_t>(u)] += c.to[u].size() / msg_words_;
@@ -886,16 +998,14 @@ class ShardedSearch : public Searcher {
     }
     if (ctl_.stop) return;
     try {
-      bool layer_done = true;
-      for (const auto& sh : shards_) layer_done = layer_done && sh->head == sh->layer_end;
-      if (layer_done) {
+      if (layer_planned()) {  // and expanded and inserted: the layer is done
         bool empty = true;
-        for (auto& sh : shards_) {
+        for (const auto& sh : shards_) {
           if (sh->found) { ctl_.stop = true; return; }  // the layer that found it is complete: shortest
-          sh->layer_end = sh->store.size();  // the next layer: what this layer's rounds stored here
-          empty = empty && sh->head == sh->layer_end;
+          empty = empty && sh->next_begin == sh->store.size();  // the next layer: what this layer's rounds stored
         }
         if (empty) { ctl_.stop = true; return; }  // every reachable state is stored and expanded
+        begin_layer();
         ctl_.depth++;
         stats_.depth = ctl_.depth;
         if (opt_.limits.max_depth && ctl_.depth >= opt_.limits.max_depth) {
@@ -922,11 +1032,9 @@ class ShardedSearch : public Searcher {
         s.states = states();
         s.seconds = now;
         s.store_bytes = store_bytes();
-        s.queue = 0;
-        for (const auto& sh : shards_) {
-          s.transitions += sh->transitions;
-          s.queue += sh->store.size() - sh->head;
-        }
+        s.queue = layer_states_ - planned_states_;
+        for (const auto& sh : shards_) s.queue += sh->store.size() - sh->next_begin;
+        for (const auto& sh : shards_) s.transitions += sh->transitions;
         ctl_.progress = s;
         ctl_.report = true;
       }
@@ -971,12 +1079,15 @@ class ShardedSearch : public Searcher {
   uint64_t max_local_ = 0;
   std::vector<std::unique_ptr<Chunk>> chunks_;  // the round's plan: chunks_[0, planned_)
   size_t planned_ = 0;
-  // Shard u's chunks of the round: chunks_[next, end) are yet to be claimed (next may run past end).
+  // Thread u's share of the round: chunks_[next, end) are yet to be claimed (next may run past end).
   struct alignas(64) Claim {
     std::atomic<size_t> next{0};
     size_t end = 0;
   };
   std::unique_ptr<Claim[]> claims_;
+  size_t group_ = 0;                  // the layer is planned up to group group_, place place_
+  uint32_t place_ = 0;
+  uint64_t layer_states_ = 0, planned_states_ = 0;  // states in the layer, and planned so far
   std::barrier<Completion> expand_barrier_;
   std::barrier<Completion> insert_barrier_;
   Control ctl_;                       // written only by the completion steps

@@ -57,7 +57,7 @@ struct Options {
   // deadlock ends the search at the end of a round, so the counts at a deadlock depend on T. Needs
   // TransitionSystem::clone() (else sequential); DFS and --por are always sequential.
   int threads = 1;
-  // Parallel BFS: states of each shard expanded per round, between two exchanges (0 = 8192). Smaller rounds hold fewer
+  // Parallel BFS: states expanded per round and thread, between two exchanges (0 = 32768). Smaller rounds hold fewer
   // messages and check limits sooner; larger ones synchronise less often.
   uint64_t round_states = 0;
   Storage storage = Storage::kExact;
