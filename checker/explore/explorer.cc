@@ -737,11 +737,10 @@ class ShardedSearch : public Searcher {
   bool layer_planned() const { return group_ == shards_[0]->ends.size(); }
   // Shard u's states of group g with a place in [lo, hi): local ids [*b, *e).
   void group_part(const Shard& sh, size_t g, uint32_t lo, uint32_t hi, uint64_t* b, uint64_t* e) const {
-    const uint32_t* p = sh.place.data() - sh.begin;  // p[local]
-    const uint32_t* first = p + (g == 0 ? sh.begin : sh.ends[g - 1]);
-    const uint32_t* last = p + sh.ends[g];
-    *b = static_cast<uint64_t>(std::lower_bound(first, last, lo) - p);
-    *e = static_cast<uint64_t>(std::lower_bound(first, last, hi) - p);
+    const auto first = sh.place.begin() + static_cast<ptrdiff_t>((g == 0 ? sh.begin : sh.ends[g - 1]) - sh.begin);
+    const auto last = sh.place.begin() + static_cast<ptrdiff_t>(sh.ends[g] - sh.begin);
+    *b = sh.begin + static_cast<uint64_t>(std::lower_bound(first, last, lo) - sh.place.begin());
+    *e = sh.begin + static_cast<uint64_t>(std::lower_bound(first, last, hi) - sh.place.begin());
   }
   uint64_t group_states(size_t g, uint32_t lo, uint32_t hi) const {
     uint64_t n = 0, b, e;
@@ -754,7 +753,7 @@ class ShardedSearch : public Searcher {
 
   // Cuts the next round out of the layer: about round_states_ states per thread, in chunks of about kChunkStates:
   // consecutive small groups, or a place range of a large one (its states with places in it are about as many as
-  // the range's share of the group's places). A chunk has at least one state.
+  // the range's share of the group's places; such a range may hold no state, and its chunk is empty).
   void plan_round() {
     planned_ = 0;
     const size_t t = static_cast<size_t>(threads_);
