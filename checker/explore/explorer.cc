@@ -470,11 +470,13 @@ class Search : public Searcher, public model::SuccessorSink {
 // barriers' completion steps, while every thread waits, so all threads agree. With max-states, a round that may reach
 // the limit is inserted in the completion step, shard after shard, so the stores end at exactly max_states in all.
 //
-// Which thread expands a chunk does not matter: a chunk's messages depend on its states only, and a shard inserts them
-// in the round's chunk order, so ids, counts and counterexamples are the same on every run with the same thread count
-// and round size (and differ from one thread's ids). A violation found while expanding layer d is at depth d+1 (a new
-// state) or a step from depth d, and the layer is finished first, so the counterexample is a shortest one; of several,
-// the first one found in the lowest-numbered shard is reported. A deadlock ends the search at the end of its round (a
+// Which thread expands a chunk does not matter: it changes only which repeats its cache drops, never the first copy of
+// a state in the round's chunk order, which is what a shard inserts; the places are counted over all successors; and
+// a chunk's findings are kept per shard. So ids, counts, capacities and counterexamples are the same on every run with
+// the same thread count and round size (and differ from one thread's ids). A violation found while expanding layer d
+// is at depth d+1 (a new state) or a step from depth d, and the layer is finished first, so the counterexample is a
+// shortest one; of several, the first one found in the lowest-numbered shard is reported (a step failure belongs to
+// its source's shard). A deadlock ends the search at the end of its round (a
 // deadlock at depth d beats anything found at d+1): the counts then depend on the thread count and round size.
 class ShardedSearch : public Searcher {
  public:
@@ -484,7 +486,9 @@ class ShardedSearch : public Searcher {
       : Searcher(sys, opt),
         workers_(std::move(workers)),
         threads_(static_cast<int>(workers_.size()) + 1),
-        round_states_(opt.round_states > 0 ? opt.round_states : kDefaultRoundStates),
+        // At most 2^32 per thread: round_states_ * T must not overflow.
+        round_states_(opt.round_states > 0 ? std::min<uint64_t>(opt.round_states, uint64_t{1} << 32)
+                                            : kDefaultRoundStates),
         expand_barrier_(threads_, Completion{this, false}),
         insert_barrier_(threads_, Completion{this, true}) {
     const std::vector<int> bits = sys.word_bits();
@@ -533,7 +537,7 @@ class ShardedSearch : public Searcher {
 
    private:
     void grow(size_t need) {
-      size_t cap = std::max<size_t>({need, 2 * cap_, 4096});
+      size_t cap = std::max<size_t>({need, 2 * cap_, 64});
       std::unique_ptr<uint64_t[]> d(new uint64_t[cap]);
       if (size_ > 0) std::memcpy(d.get(), data_.get(), size_ * sizeof(uint64_t));
       data_ = std::move(d);
@@ -554,6 +558,7 @@ class ShardedSearch : public Searcher {
     uint64_t next_begin = 0, begin = 0;
     std::vector<uint64_t> next_ends, ends;
     std::vector<uint32_t> next_place, place;
+    uint64_t round_new = 0;           // states the last round stored here
     uint64_t transitions = 0;         // of the states thread u expanded (any shard's)
     std::vector<uint8_t> fired;       // actions thread u saw fire
     std::optional<Found> found;       // the first violation met in this shard, in its own order (global ids)
@@ -564,17 +569,18 @@ class ShardedSearch : public Searcher {
     std::optional<RecentStates> recent;  // thread u's: successors it sent
   };
 
-  // A piece of a round's expansion: local states [begin, end) of shard `shard`, and what expanding them gave. Written by
-  // the thread that claimed it, read after the barrier.
+  // A piece of a round's expansion, and what expanding it gave. Written by the thread that claimed it, read after the
+  // barrier. A chunk holds states of every shard; what it finds is kept per shard of the state it was found at, so
+  // that each shard's first finding is the same however the layer is cut into chunks.
   struct alignas(64) Chunk {
-    explicit Chunk(int threads) : to(threads) {}
+    explicit Chunk(int threads) : to(threads), failure(threads), terminal(threads, kNoState) {}
     // The layer's states from group g0 at place p0 up to group g1 below place p1 (group g1 not at all if p1 = 0).
     size_t g0 = 0, g1 = 0;
     uint32_t p0 = 0, p1 = 0;
     std::vector<Outbox> to;           // to[u]: the messages for shard u, in expansion order
-    std::optional<Found> failure;     // the first failing step
+    std::vector<std::optional<Found>> failure;  // [u]: the first failing step from a state of shard u
     std::optional<Found> deadlock;    // the first deadlocked state (the chunk's expansion stops there)
-    uint32_t terminal = kNoState;     // Options::witness: the first terminal valid-end state
+    std::vector<uint32_t> terminal;   // [u], Options::witness: the first terminal valid-end state of shard u
   };
 
   // The barriers' completion steps (run on one thread while the others wait).
@@ -611,7 +617,8 @@ class ShardedSearch : public Searcher {
   uint32_t global(uint64_t local, int shard) const {
     return static_cast<uint32_t>(local * static_cast<uint64_t>(threads_) + static_cast<uint64_t>(shard));
   }
-  const Shard& shard_of(uint32_t g) const { return *shards_[g % static_cast<uint32_t>(threads_)]; }
+  size_t shard_index(uint32_t g) const { return g % static_cast<uint32_t>(threads_); }
+  const Shard& shard_of(uint32_t g) const { return *shards_[shard_index(g)]; }
   uint32_t local_of(uint32_t g) const { return g / static_cast<uint32_t>(threads_); }
 
   void search() override {
@@ -696,21 +703,25 @@ class ShardedSearch : public Searcher {
     Chunk* chunk;
     uint32_t from;                    // global id of the state being expanded
     bool drop_repeats = true;         // the chunk comes after every chunk this thread expanded in this round
-    uint32_t place = 0;               // messages the chunk has sent so far
+    // Successors the chunk has generated so far, sent or not: a function of the chunk's states, unlike which ones this
+    // thread's cache drops, so the places, the groups and the rounds cut from them are the same on every run.
+    uint32_t place = 0;
     uint64_t transitions = 0;         // added to sh->transitions at the end of the expansion
     void successor(uint32_t action, const uint64_t* state) override {
       ++transitions;
       mark(action);
+      const uint32_t p = place++;
       if (sh->recent->seen_before(state) && drop_repeats) return;
       uint64_t* m = chunk->to[self->owner(state)].append(self->msg_words_);
       for (int i = 0; i < self->words_; ++i) m[i] = state[i];
       m[self->words_] = uint64_t{from} << 32 | action;
-      m[self->words_ + 1] = place++;
+      m[self->words_ + 1] = p;
     }
     void failure(uint32_t action, const Violation& v) override {
       ++transitions;
       mark(action);
-      if (!chunk->failure) chunk->failure = Found{v, from, action};
+      std::optional<Found>& f = chunk->failure[self->shard_index(from)];
+      if (!f) f = Found{v, from, action};
     }
     void mark(uint32_t a) {
       if (a >= sh->fired.size()) sh->fired.resize(a + 1, 0);
@@ -795,9 +806,9 @@ class ShardedSearch : public Searcher {
       c.p1 = place_;
       taken += n;
       for (Outbox& box : c.to) box.clear();
-      c.failure.reset();
+      for (auto& f : c.failure) f.reset();
       c.deadlock.reset();
-      c.terminal = kNoState;
+      std::fill(c.terminal.begin(), c.terminal.end(), kNoState);
     }
     planned_states_ += taken;
     for (size_t u = 0; u < t; ++u) {  // thread u's share: the u-th of T runs of consecutive chunks
@@ -862,7 +873,7 @@ class ShardedSearch : public Searcher {
         if (enabled == 0 && (opt_.witness || opt_.check_deadlock)) {
           store.load(static_cast<uint32_t>(local), me.buf.data());
           bool end_state = me.sys->valid_end(me.buf.data());
-          if (end_state && opt_.witness && c.terminal == kNoState) c.terminal = sender.from;
+          if (end_state && opt_.witness && c.terminal[u] == kNoState) c.terminal[u] = sender.from;
           if (!end_state && opt_.check_deadlock) {
             c.deadlock = Found{deadlock_violation(), sender.from, kNoState};
             return;  // the search ends with this round
@@ -876,6 +887,12 @@ class ShardedSearch : public Searcher {
   // from a completion step, serially over the shards): stop storing at exactly max_states states in all.
   void insert_inbox(int u, bool counted) {
     Shard& sh = *shards_[u];
+    const uint64_t before = sh.store.size();
+    struct Count {  // also when an insertion throws
+      Shard& sh;
+      uint64_t before;
+      ~Count() { sh.round_new = sh.store.size() - before; }
+    } count{sh, before};
     for (size_t c = 0; c < planned_; ++c) {
       const Outbox& box = chunks_[c]->to[u];
       if (!counted) {  // in order, kInsertBatch at a time through the store's prefetch pipeline
@@ -952,14 +969,11 @@ class ShardedSearch : public Searcher {
       std::vector<uint64_t> to(static_cast<size_t>(threads_), 0);  // messages per receiving shard
       for (size_t k = 0; k < planned_; ++k) {
         const Chunk& c = *chunks_[k];
-        if (c.failure) {  // kept by the shard of the failing step's source
-          Shard& sh = *shards_[c.failure->state % static_cast<uint32_t>(threads_)];
-          if (!sh.found) sh.found = c.failure;
-        }
-        if (c.terminal != kNoState) {
-          Shard& sh = *shards_[c.terminal % static_cast<uint32_t>(threads_)];
-          if (sh.terminal == kNoState) {
-            sh.terminal = c.terminal;
+        for (size_t u = 0; u < shards_.size(); ++u) {
+          Shard& sh = *shards_[u];
+          if (c.failure[u] && !sh.found) sh.found = c.failure[u];
+          if (c.terminal[u] != kNoState && sh.terminal == kNoState) {
+            sh.terminal = c.terminal[u];
             sh.terminal_depth = ctl_.depth;
           }
         }
@@ -967,12 +981,15 @@ class ShardedSearch : public Searcher {
         for (int u = 0; u < threads_; ++u) to[static_cast<size_t>(u)] += c.to[u].size() / msg_words_;
       }
       // The shards' sizes differ by a fraction of a percent, but whichever index grows in a round makes the other
-      // threads wait for it at the next barrier. So all grow together: to hold the largest size any shard can reach
-      // this round (every message new), in the same 1.5x steps, which keeps their capacities equal.
+      // threads wait for it at the next barrier. So all grow together, in the same 1.5x steps, which keeps their
+      // capacities equal: to hold the largest size any shard reaches if it stores twice as many states as in the
+      // round before (a shard that stores more grows alone). Not from this round's messages: which repeats a
+      // thread's cache dropped depends on who expanded what, and the capacities (and so bytes() and a max-memory
+      // stop) must not.
       ctl_.reserve = 0;
       for (int u = 0; u < threads_; ++u) {
         incoming += to[static_cast<size_t>(u)];
-        ctl_.reserve = std::max(ctl_.reserve, shards_[u]->store.size() + to[static_cast<size_t>(u)]);
+        ctl_.reserve = std::max(ctl_.reserve, shards_[u]->store.size() + 2 * shards_[u]->round_new);
       }
       if (deadlock_) ctl_.stop = true;
       const uint64_t max = opt_.limits.max_states;

@@ -54,7 +54,7 @@ struct Options {
   // Dill, CAV 1997; see ShardedSearch in explorer.cc). The state and transition counts, the verdict, the violated
   // property and the counterexample length are those of one thread, and the counterexample is a shortest one; the
   // state ids, and so which shortest counterexample, depend on T and round_states but not on the run. Exception: a
-  // deadlock ends the search at the end of a round, so the counts at a deadlock depend on T. Needs
+  // deadlock ends the search at the end of a round, so the counts at a deadlock depend on T and round_states. Needs
   // TransitionSystem::clone() (else sequential); DFS and --por are always sequential.
   int threads = 1;
   // Parallel BFS: states expanded per round and thread, between two exchanges (0 = 32768). Smaller rounds hold fewer

@@ -1,6 +1,7 @@
 #include "checker/explore/explorer.h"
 
 #include <algorithm>
+#include <optional>
 
 #include <doctest/doctest.h>
 
@@ -333,6 +334,63 @@ TEST_CASE("parallel BFS: a failing step and a deadlock are found at the same (sh
       Result again = testing::check(*d, with_threads(threads, round));
       CHECK(again.path.actions == rd.path.actions);
       CHECK(again.stats.states == rd.stats.states);
+    }
+  }
+}
+
+// A layer is expanded in the order its states were found, whatever the round size cuts it into, and what a chunk
+// finds is kept per shard: so with T threads the reported failure, its counterexample and the witness are the same for
+// every round size (a chunk that kept only its first finding lost a lower shard's behind a higher one's).
+TEST_CASE("parallel BFS: the failure and the witness reported do not depend on the round size") {
+  // At depth 7, each of the eight states with a + b == 7 fails an assertion. (7 rather than 6: with these hashes a
+  // higher shard's failing state then comes first in a chunk, which a chunk that kept only its first finding got
+  // wrong.)
+  auto f = testing::compile(R"(
+    var a: 0..7;
+    var b: 0..7;
+    process p {
+      while true {
+        choose { when a < 7 { a = a + 1; } }
+        or { when a + b == 7 { assert a != b wrong "even split"; } }
+        or { when a + b == 7 { assert a == b wrong "uneven split"; } }
+      }
+    }
+    process q { while true { when b < 7 { b = b + 1; } } }
+  )");
+  // Twelve terminal states at depth 3.
+  auto e = testing::compile(R"(
+    var a: 0..3;
+    var b: 0..3;
+    var c: 0..2;
+    process p { choose { a = 1; } or { a = 2; } or { a = 3; } }
+    process q { choose { b = 1; } or { b = 2; } }
+    process r { choose { c = 1; } or { c = 2; } }
+  )");
+  model::ModelSystem fsys(*f->compiled.model);
+  model::ModelSystem esys(*e->compiled.model);
+  for (int threads : {2, 3}) {
+    std::optional<Result> first_f, first_e;
+    for (uint64_t round : {uint64_t{1}, uint64_t{2}, uint64_t{5}, uint64_t{0}}) {
+      INFO("threads ", threads, " round_states ", round);
+      Result rf = testing::check(*f, with_threads(threads, round));
+      REQUIRE(rf.outcome == Outcome::kViolated);
+      CHECK(rf.path.actions.size() == 8);
+      CHECK(replays(fsys, rf.path));
+      Options w = with_threads(threads, round);
+      w.witness = true;
+      Result re = testing::check(*e, w);
+      REQUIRE(re.outcome == Outcome::kHolds);
+      CHECK(re.path.actions.size() == 3);
+      CHECK(esys.valid_end(re.path.states.back().data()));
+      if (!first_f) {
+        first_f = rf;
+        first_e = re;
+        continue;
+      }
+      CHECK(rf.violation->message == first_f->violation->message);
+      CHECK(rf.path.states == first_f->path.states);
+      CHECK(rf.path.actions == first_f->path.actions);
+      CHECK(re.path.states == first_e->path.states);
     }
   }
 }

@@ -12,8 +12,10 @@
 // The caller's rule. Dropping a successor that seen_before() reports is correct only if every state recorded earlier
 // is (or will be) inserted into the visited set before this successor would have been: the earlier copy then takes
 // the id, the predecessor link and the invariant check, and the dropped copy would have been found stored, which
-// changes nothing. So ids, counts and counterexamples are those of a search without the cache. Every slot starts as
-// `fill`, which must be a state stored before any successor (an initial state), so that no slot needs a valid bit.
+// changes nothing. So ids, links and counts are those of a search without the cache (but a caller that reads how
+// many successors it sent, e.g. to size buffers or to cut work, sees a number that depends on what the cache held).
+// Every slot starts as `fill`, which must be a state stored before any successor (an initial state), so that no slot
+// needs a valid bit.
 #pragma once
 
 #include <algorithm>
