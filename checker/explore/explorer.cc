@@ -493,7 +493,8 @@ class ShardedSearch : public Searcher {
         insert_barrier_(threads_, Completion{this, true}) {
     const std::vector<int> bits = sys.word_bits();
     for (int t = 0; t < threads_; ++t) {
-      shards_.push_back(std::make_unique<Shard>(bits, t == 0 ? &sys : workers_[t - 1].get(), sys.state_words()));
+      shards_.push_back(
+          std::make_unique<Shard>(bits, t == 0 ? &sys : workers_[t - 1].get(), sys.state_words(), threads_));
     }
     if (opt.limits.time_limit_seconds > 0) {
       for (auto& w : workers_) w->set_deadline(deadline());
@@ -518,10 +519,12 @@ class ShardedSearch : public Searcher {
   // (a claim, T buffers) do not matter.
   static constexpr uint64_t kChunkStates = 512;
 
-  // Messages to one shard: uint64 words appended in place. Unlike a std::vector it does not value-initialise what it
-  // appends (every word is written at once) and it keeps its buffer from round to round, so after the first rounds a
-  // message is a few stores with no allocation and no page faults. Cache-line aligned: the threads fill different
-  // chunks' outboxes at once.
+  // One thread's messages to one shard in a round, chunk after chunk (Chunk::sent tells them apart): uint64 words
+  // appended in place. Unlike a std::vector it does not value-initialise what it appends (every word is written at
+  // once) and it keeps its buffer from round to round, so after the first rounds a message is a few stores with no
+  // allocation and no page faults (which cost ~13 us each on this VM). One outbox per thread and shard, T^2 in all,
+  // holds a round's messages with at most 2x slack; one per chunk and shard held them in 64 T^2 buffers, each grown
+  // on its own. Cache-line aligned: the threads fill their own outboxes at once.
   class alignas(64) Outbox {
    public:
     size_t size() const { return size_; }
@@ -537,7 +540,7 @@ class ShardedSearch : public Searcher {
 
    private:
     void grow(size_t need) {
-      size_t cap = std::max<size_t>({need, 2 * cap_, 64});
+      size_t cap = std::max<size_t>({need, 2 * cap_, 1024});
       std::unique_ptr<uint64_t[]> d(new uint64_t[cap]);
       if (size_ > 0) std::memcpy(d.get(), data_.get(), size_ * sizeof(uint64_t));
       data_ = std::move(d);
@@ -549,7 +552,8 @@ class ShardedSearch : public Searcher {
 
   // Shard u and what thread u keeps for itself (sys, transitions, fired, error, buf).
   struct alignas(64) Shard {
-    Shard(const std::vector<int>& bits, model::TransitionSystem* s, int words) : store(bits), sys(s), buf(words) {}
+    Shard(const std::vector<int>& bits, model::TransitionSystem* s, int words, int threads)
+        : store(bits), sys(s), out(static_cast<size_t>(threads)), buf(words) {}
     StateStore store;
     model::TransitionSystem* sys;     // thread u's
     // The next layer, as this shard stores it: its states are local ids [next_begin, store.size()); next_ends[k]:
@@ -559,6 +563,7 @@ class ShardedSearch : public Searcher {
     std::vector<uint64_t> next_ends, ends;
     std::vector<uint32_t> next_place, place;
     uint64_t round_new = 0;           // states the last round stored here
+    std::vector<Outbox> out;          // out[u]: what thread u's expansions sent to shard u this round, chunk by chunk
     uint64_t transitions = 0;         // of the states thread u expanded (any shard's)
     std::vector<uint8_t> fired;       // actions thread u saw fire
     std::optional<Found> found;       // the first violation met in this shard, in its own order (global ids)
@@ -573,11 +578,14 @@ class ShardedSearch : public Searcher {
   // barrier. A chunk holds states of every shard; what it finds is kept per shard of the state it was found at, so
   // that each shard's first finding is the same however the layer is cut into chunks.
   struct alignas(64) Chunk {
-    explicit Chunk(int threads) : to(threads), failure(threads), terminal(threads, kNoState) {}
+    explicit Chunk(int threads) : sent(static_cast<size_t>(threads)), failure(threads), terminal(threads, kNoState) {}
     // The layer's states from group g0 at place p0 up to group g1 below place p1 (group g1 not at all if p1 = 0).
     size_t g0 = 0, g1 = 0;
     uint32_t p0 = 0, p1 = 0;
-    std::vector<Outbox> to;           // to[u]: the messages for shard u, in expansion order
+    // Its messages for shard u, in expansion order: words [sent[u].first, sent[u].second) of the outbox for u of
+    // thread `by`, the thread that expanded it.
+    int by = 0;
+    std::vector<std::pair<size_t, size_t>> sent;
     std::vector<std::optional<Found>> failure;  // [u]: the first failing step from a state of shard u
     std::optional<Found> deadlock;    // the first deadlocked state (the chunk's expansion stops there)
     std::vector<uint32_t> terminal;   // [u], Options::witness: the first terminal valid-end state of shard u
@@ -696,7 +704,7 @@ class ShardedSearch : public Searcher {
     }
   }
 
-  // Sends the successors of one expansion to the outboxes of the chunk being expanded.
+  // Sends the successors of one expansion to the expanding thread's outboxes (the chunk records where its messages are).
   struct Sender : model::SuccessorSink {
     ShardedSearch* self;
     Shard* sh;                        // the expanding thread's: fired actions
@@ -712,7 +720,7 @@ class ShardedSearch : public Searcher {
       mark(action);
       const uint32_t p = place++;
       if (sh->recent->seen_before(state) && drop_repeats) return;
-      uint64_t* m = chunk->to[self->owner(state)].append(self->msg_words_);
+      uint64_t* m = sh->out[static_cast<size_t>(self->owner(state))].append(self->msg_words_);
       for (int i = 0; i < self->words_; ++i) m[i] = state[i];
       m[self->words_] = uint64_t{from} << 32 | action;
       m[self->words_ + 1] = p;
@@ -805,7 +813,7 @@ class ShardedSearch : public Searcher {
       c.g1 = group_;
       c.p1 = place_;
       taken += n;
-      for (Outbox& box : c.to) box.clear();
+      std::fill(c.sent.begin(), c.sent.end(), std::pair<size_t, size_t>{0, 0});
       for (auto& f : c.failure) f.reset();
       c.deadlock.reset();
       std::fill(c.terminal.begin(), c.terminal.end(), kNoState);
@@ -832,6 +840,7 @@ class ShardedSearch : public Searcher {
       Sender& s;
       ~Count() { s.sh->transitions += s.transitions; }
     } count{sender};
+    for (Outbox& box : me.out) box.clear();  // the last round's messages are inserted
     bool any = false;
     size_t latest = 0;  // the highest chunk index this thread expanded in this round
     for (int i = 0; i < threads_; ++i) {
@@ -840,15 +849,25 @@ class ShardedSearch : public Searcher {
         sender.drop_repeats = !any || k > latest;
         if (sender.drop_repeats) latest = k;
         any = true;
-        expand_chunk(me, *chunks_[k], sender);
+        expand_chunk(t, *chunks_[k], sender);
       }
     }
   }
   // Expands chunk c: each group's states in the order they were found (the shards' parts merged by place).
-  void expand_chunk(Shard& me, Chunk& c, Sender& sender) {
+  void expand_chunk(int by, Chunk& c, Sender& sender) {
+    Shard& me = *shards_[static_cast<size_t>(by)];
     sender.chunk = &c;
     sender.place = 0;
     const size_t t = shards_.size();
+    c.by = by;
+    for (size_t u = 0; u < t; ++u) c.sent[u].first = me.out[u].size();
+    struct Close {  // also on a deadlock's early return or an exception
+      Chunk& c;
+      const Shard& me;
+      ~Close() {
+        for (size_t u = 0; u < c.sent.size(); ++u) c.sent[u].second = me.out[u].size();
+      }
+    } close{c, me};
     std::vector<uint64_t> at(t), end(t);  // per shard: the group's next state and its end
     for (size_t g = c.g0; g < c.g1 || (g == c.g1 && c.p1 > 0); ++g) {
       const uint32_t lo = g == c.g0 ? c.p0 : 0, hi = g == c.g1 ? c.p1 : UINT32_MAX;
@@ -894,12 +913,15 @@ class ShardedSearch : public Searcher {
       ~Count() { sh.round_new = sh.store.size() - before; }
     } count{sh, before};
     for (size_t c = 0; c < planned_; ++c) {
-      const Outbox& box = chunks_[c]->to[u];
+      const Chunk& chunk = *chunks_[c];
+      const auto [from, to] = chunk.sent[static_cast<size_t>(u)];
+      const uint64_t* box = from == to ? nullptr : &shards_[static_cast<size_t>(chunk.by)]->out[static_cast<size_t>(u)][from];
+      const size_t words = to - from;
       if (!counted) {  // in order, kInsertBatch at a time through the store's prefetch pipeline
-        const size_t n = box.size() / msg_words_;
+        const size_t n = words / msg_words_;
         for (size_t i0 = 0; i0 < n; i0 += kInsertBatch) {
           const int m = static_cast<int>(std::min<size_t>(kInsertBatch, n - i0));
-          const uint64_t* first = &box[i0 * msg_words_];
+          const uint64_t* first = box + i0 * msg_words_;
           sh.store.stage(first, static_cast<size_t>(msg_words_), m);
           for (int k = 0; k < m; ++k) {
             const uint64_t* msg = first + static_cast<size_t>(k) * msg_words_;
@@ -912,8 +934,8 @@ class ShardedSearch : public Searcher {
           }
         }
       } else {
-        for (size_t i = 0; i < box.size(); i += msg_words_) {
-          const uint64_t* state = &box[i];
+        for (size_t i = 0; i < words; i += msg_words_) {
+          const uint64_t* state = box + i;
           const uint64_t link = box[i + words_];
           if (total_ >= opt_.limits.max_states) {
             if (!sh.store.contains(state)) limit_ = "max-states";  // the stores stay at max_states in all
@@ -978,7 +1000,7 @@ class ShardedSearch : public Searcher {
           }
         }
         if (c.deadlock && !deadlock_) deadlock_ = c.deadlock;  // depth d: beats anything found at depth d+1
-        for (int u = 0; u < threads_; ++u) to[static_cast<size_t>(u)] += c.to[u].size() / msg_words_;
+        for (size_t u = 0; u < c.sent.size(); ++u) to[u] += (c.sent[u].second - c.sent[u].first) / msg_words_;
       }
       // The shards' sizes differ by a fraction of a percent, but whichever index grows in a round makes the other
       // threads wait for it at the next barrier. So all grow together, in the same 1.5x steps, which keeps their
