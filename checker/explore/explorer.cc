@@ -453,9 +453,10 @@ class Search : public Searcher, public model::SuccessorSink {
 // kChunkStates states; thread u's share is the u-th run of consecutive chunks. A thread claims the chunks of its
 // share one at a time (a counter per share), then what is left of the others', so a thread whose share is done takes
 // work that another would have waited for: the stores are read-only in this phase, so any thread may load any shard's
-// states. Each successor (packed state, predecessor's global id, action, its place among the chunk's messages) goes
-// to the chunk's outbox for the shard that owns it, unless the thread's RecentStates cache shows it as a repeat that
-// is inserted first anyway (see expand_chunks). Barrier.
+// states. Each successor (packed state, predecessor's global id, action, its place among the chunk's successors) goes
+// to the expanding thread's outbox for the shard that owns it (the chunk records the span of its messages in each),
+// unless the thread's RecentStates cache shows it as a repeat that is inserted first anyway (see expand_chunks).
+// Barrier.
 // A layer is expanded in the order its states were found, across shards, as one thread would: each shard records the
 // place of each new state's message, and the states that chunk k of a layer found (group k of the next layer) are
 // expanded in a merge of the shards' parts by place. Hashing scatters neighbouring states (the successors of one
@@ -704,10 +705,11 @@ class ShardedSearch : public Searcher {
     }
   }
 
-  // Sends the successors of one expansion to the expanding thread's outboxes (the chunk records where its messages are).
+  // Sends the successors of one expansion to the expanding thread's outboxes (the chunk records where its messages
+  // are).
   struct Sender : model::SuccessorSink {
     ShardedSearch* self;
-    Shard* sh;                        // the expanding thread's: fired actions
+    Shard* sh;                        // the expanding thread's: outboxes, RecentStates cache, fired actions
     Chunk* chunk;
     uint32_t from;                    // global id of the state being expanded
     bool drop_repeats = true;         // the chunk comes after every chunk this thread expanded in this round
@@ -754,9 +756,11 @@ class ShardedSearch : public Searcher {
     planned_states_ = 0;
   }
   bool layer_planned() const { return group_ == shards_[0]->ends.size(); }
+  // The first local id of group g in shard `sh` (its states are [group_begin, ends[g])).
+  static uint64_t group_begin(const Shard& sh, size_t g) { return g == 0 ? sh.begin : sh.ends[g - 1]; }
   // Shard u's states of group g with a place in [lo, hi): local ids [*b, *e).
   void group_part(const Shard& sh, size_t g, uint32_t lo, uint32_t hi, uint64_t* b, uint64_t* e) const {
-    const auto first = sh.place.begin() + static_cast<ptrdiff_t>((g == 0 ? sh.begin : sh.ends[g - 1]) - sh.begin);
+    const auto first = sh.place.begin() + static_cast<ptrdiff_t>(group_begin(sh, g) - sh.begin);
     const auto last = sh.place.begin() + static_cast<ptrdiff_t>(sh.ends[g] - sh.begin);
     *b = sh.begin + static_cast<uint64_t>(std::lower_bound(first, last, lo) - sh.place.begin());
     *e = sh.begin + static_cast<uint64_t>(std::lower_bound(first, last, hi) - sh.place.begin());
@@ -797,8 +801,9 @@ class ShardedSearch : public Searcher {
         if (n > 0) break;  // a large group starts the next chunk
         uint32_t end = 0;  // its places run below `end`
         for (const auto& sh : shards_) {
-          const uint64_t b = group_ == 0 ? sh->begin : sh->ends[group_ - 1];
-          if (sh->ends[group_] > b) end = std::max(end, sh->place[sh->ends[group_] - 1 - sh->begin] + 1);
+          if (sh->ends[group_] > group_begin(*sh, group_)) {
+            end = std::max(end, sh->place[sh->ends[group_] - 1 - sh->begin] + 1);
+          }
         }
         const uint64_t span = (static_cast<uint64_t>(end - place_) * want + rest - 1) / rest;
         const uint32_t hi = static_cast<uint32_t>(std::min<uint64_t>(end, place_ + std::max<uint64_t>(span, 1)));
@@ -915,7 +920,8 @@ class ShardedSearch : public Searcher {
     for (size_t c = 0; c < planned_; ++c) {
       const Chunk& chunk = *chunks_[c];
       const auto [from, to] = chunk.sent[static_cast<size_t>(u)];
-      const uint64_t* box = from == to ? nullptr : &shards_[static_cast<size_t>(chunk.by)]->out[static_cast<size_t>(u)][from];
+      const Outbox& out = shards_[static_cast<size_t>(chunk.by)]->out[static_cast<size_t>(u)];
+      const uint64_t* box = from == to ? nullptr : &out[from];
       const size_t words = to - from;
       if (!counted) {  // in order, kInsertBatch at a time through the store's prefetch pipeline
         const size_t n = words / msg_words_;

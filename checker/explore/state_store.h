@@ -13,9 +13,9 @@
 //    The words are split into two halves (recursively, until a part fits a leaf); each distinct half is stored once
 //    in its own child set with its own dense ids, and a state's row is the pair (left id, right id), each trimmed to
 //    the bits its child needs now, rows bit-packed back to back. When a child's count crosses a power of two the
-//    parent's rows are re-encoded wider. A node's index is keyed by the hash of its content (a leaf's packed bits; an inner node combines its
-//    children's hashes), not by the row bytes, so it survives re-encoding, and the root's slot is known (and
-//    prefetched) before the children are looked up.
+//    parent's rows are re-encoded wider. A node's index is keyed by the hash of its content (a leaf's packed bits; an
+//    inner node combines its children's hashes), not by the row bytes, so it survives re-encoding, and the root's
+//    slot is known (and prefetched) before the children are looked up.
 //    rdma_cm N=4 M=3 (204 bits, 3,748,096 states): 104,976 distinct left halves and 50,625 right halves, so a root
 //    row is 17 + 16 = 33 bits instead of 26 bytes.
 // Every set (root and children) is an open-addressing table of uint32 entries with linear probing, indexed by a
