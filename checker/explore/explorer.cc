@@ -553,14 +553,19 @@ class ShardedSearch : public Searcher {
     }
 
    private:
+    // realloc: a large buffer is moved by remapping its pages (mremap), not copied into fresh ones.
     void grow(size_t need) {
       size_t cap = std::max<size_t>({need, 2 * cap_, 1024});
-      std::unique_ptr<uint64_t[]> d(new uint64_t[cap]);
-      if (size_ > 0) std::memcpy(d.get(), data_.get(), size_ * sizeof(uint64_t));
-      data_ = std::move(d);
+      void* d = std::realloc(data_.get(), cap * sizeof(uint64_t));
+      if (d == nullptr) throw std::bad_alloc();
+      (void)data_.release();
+      data_.reset(static_cast<uint64_t*>(d));
       cap_ = cap;
     }
-    std::unique_ptr<uint64_t[]> data_;
+    struct Free {
+      void operator()(uint64_t* p) const { std::free(p); }
+    };
+    std::unique_ptr<uint64_t[], Free> data_;
     size_t size_ = 0, cap_ = 0;
   };
 

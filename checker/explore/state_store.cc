@@ -141,6 +141,10 @@ class Index {
   template <class HashOf>
   void grow_to(uint64_t cap, uint64_t count, const HashOf& hash_of) {
     reset(cap);
+    // Write one slot per 4 KiB page first (storing the 0 it holds): a fresh page's first access is then a write,
+    // which maps a zeroed page once (or a 2 MiB one), instead of a read that maps the shared zero page and a write
+    // that must replace it and flush every CPU's TLB of it (an inter-processor interrupt while other threads run).
+    for (uint64_t i = 0; i < cap_; i += 4096 / sizeof(uint32_t)) slots_[i] = 0;
     // The new table is as large as the old and its slots are random: the hash of the entry kAhead places on is
     // computed and its slot prefetched first, so that many misses are in flight (the ring holds those hashes).
     constexpr uint64_t kAhead = 16;
