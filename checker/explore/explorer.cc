@@ -572,7 +572,8 @@ class ShardedSearch : public Searcher {
   // Shard u and what thread u keeps for itself (sys, transitions, fired, error, buf).
   struct alignas(64) Shard {
     Shard(const std::vector<int>& bits, model::TransitionSystem* s, int words, int threads)
-        : store(bits), sys(s), out(static_cast<size_t>(threads)), buf(words), msg_state(words) {}
+        : store(bits, StateStore::kMaxStates, threads), sys(s), out(static_cast<size_t>(threads)), buf(words),
+          msg_state(words) {}
     StateStore store;
     model::TransitionSystem* sys;     // thread u's
     // The next layer, as this shard stores it: its states are local ids [next_begin, store.size()); next_ends[k]:

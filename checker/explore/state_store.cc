@@ -15,6 +15,7 @@ static_assert(std::endian::native == std::endian::little, "rows are stored as li
 namespace {
 
 constexpr uint64_t kInitialTable = 1 << 10;
+constexpr uint64_t kMinPartitionTable = 16;  // a partition's first index holds at least this many slots
 constexpr uint64_t kGolden = 0x9E3779B97F4A7C15ULL;
 constexpr int kLeafBits = 128;     // a part of the state this wide or narrower is stored flat
 constexpr int kChunkShift = 14;    // rows per chunk: 2^14 (the last chunk, partly used, costs at most 2^14 rows)
@@ -94,7 +95,7 @@ Slots allocate_zeroed(uint64_t n) {
 // bit_width(capacity) bits, the tag (bits of the hash that the slot does not use) the rest.
 class Index {
  public:
-  Index() { reset(kInitialTable); }
+  explicit Index(uint64_t capacity = kInitialTable) { reset(capacity); }
   uint64_t bytes() const { return cap_ * sizeof(uint32_t); }
   bool needs_grow(uint64_t count) const { return count > grow_at_; }
   uint64_t capacity() const { return cap_; }
@@ -482,8 +483,9 @@ std::unique_ptr<StateStore::Node> build(const std::vector<int>& bits, int a, int
 
 }  // namespace
 
-StateStore::StateStore(const std::vector<int>& word_bits, uint64_t max_states)
+StateStore::StateStore(const std::vector<int>& word_bits, uint64_t max_states, int partitions)
     : max_states_(std::min(max_states, kMaxStates)) {
+  if (partitions < 1) throw std::invalid_argument("StateStore: partitions must be >= 1");
   std::vector<int> bits = word_bits;
   for (int& b : bits) b = std::clamp(b, 1, 64);  // an all-constant word still takes a bit; keeps rows non-empty
   if (bits.empty()) bits.push_back(1);
@@ -502,6 +504,15 @@ StateStore::StateStore(const std::vector<int>& word_bits, uint64_t max_states)
   }
   nodes_ = static_cast<int>(nodes.size());
   nodes_by_hid_ = nodes;
+  if (partitions > 1) {  // empty yet: start every index smaller
+    const uint64_t cap = std::max<uint64_t>(kInitialTable / static_cast<uint64_t>(partitions), kMinPartitionTable);
+    auto start = [cap](auto& self, Node& n) -> void {
+      n.index = Index(cap);
+      if (n.left) self(self, *n.left);
+      if (n.right) self(self, *n.right);
+    };
+    start(start, *root_);
+  }
   scratch_.assign(prep_words_, 0);
   hashes_.assign(nodes_, 0);
 }

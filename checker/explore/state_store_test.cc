@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <random>
+#include <set>
 #include <stdexcept>
 #include <vector>
 
@@ -339,6 +340,37 @@ TEST_CASE("StateStore::reserve grows the root index ahead of insertions and chan
       REQUIRE(reserved.predecessor(id) == plain.predecessor(id));
     }
   }
+}
+
+TEST_CASE("StateStore partitions: each index is 1/partitions of one store's, with the same answers") {
+  for (std::vector<int> bits : {std::vector<int>{48}, std::vector<int>{64, 64, 64, 12}}) {
+    CAPTURE(bits.size());
+    std::vector<State> states;  // distinct, in their first order
+    std::set<State> seen;
+    for (State& st : random_states(bits, 30000, 0, 7)) {
+      if (seen.insert(st).second) states.push_back(std::move(st));
+    }
+    StateStore whole(bits), half(bits, StateStore::kMaxStates, 2);
+    CHECK(half.index_capacity() * 2 == whole.index_capacity());
+    std::vector<uint64_t> out(bits.size()), out2(bits.size());
+    for (size_t k = 0; k < states.size(); ++k) {
+      auto a = whole.insert(states[k].data(), static_cast<uint32_t>(k));
+      if (k % 2 == 0) {  // half the states: the partition's index stays half of the whole's at every grow
+        auto b = half.insert(states[k].data(), static_cast<uint32_t>(k));
+        REQUIRE((a.second && b.second));
+        REQUIRE(b.first == static_cast<uint32_t>(k / 2));
+      } else {
+        REQUIRE(half.index_capacity() * 2 == whole.index_capacity());
+      }
+    }
+    CHECK(whole.index_capacity() > 16384);  // it grew several times
+    for (uint32_t id = 0; id < half.size(); ++id) {
+      whole.load(2 * id, out.data());
+      half.load(id, out2.data());
+      REQUIRE(out == out2);
+    }
+  }
+  CHECK_THROWS_AS(StateStore(std::vector<int>{8}, StateStore::kMaxStates, 0), std::invalid_argument);
 }
 
 }  // namespace
