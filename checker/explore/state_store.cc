@@ -616,8 +616,9 @@ void StateStore::load(uint32_t id, uint64_t* out) const { root_->load(id, out); 
 
 uint64_t StateStore::bytes() const { return root_->bytes() + pred_.size() * kChunkRows * sizeof(uint32_t); }
 
-// Within 256 insertions (each adds at most one entry to every node): an index grows at most once, by 1.5x (the first
-// grow comes at 819 entries, and a grown table takes 0.4x its old capacity, >= 409 entries, to grow again); a row
+// Within 256 insertions (each adds at most one entry to every node): an index of capacity >= 640 grows at most once,
+// by 1.5x (a grown table takes 0.4x its old capacity, >= 256 entries, to grow again), and a smaller one (a partition's
+// first tables) ends below 2^12 slots, 16 KiB, whatever it does; a row
 // array (rows, pairs, ups) doubles its first chunk at most once (256 -> 512 takes 256 insertions) or adds at most one
 // chunk of 2^14 rows of at most 16, 8 and 4 bytes; the links add at most one chunk. An inner node's pairs widen at
 // most 2x while it holds >= 2^16 rows (its id widths then total >= 16 bits, a child of >= 256 entries widens by at
