@@ -553,7 +553,8 @@ class ShardedSearch : public Searcher {
     }
 
    private:
-    // realloc: a large buffer is moved by remapping its pages (mremap), not copied into fresh ones.
+    // realloc: glibc moves a large (mmap'd) buffer by remapping its pages (mremap) instead of copying it into fresh
+    // ones; smaller ones are copied as before.
     void grow(size_t need) {
       size_t cap = std::max<size_t>({need, 2 * cap_, 1024});
       void* d = std::realloc(data_.get(), cap * sizeof(uint64_t));
@@ -745,8 +746,12 @@ class ShardedSearch : public Searcher {
       uint64_t* m = sh->out[static_cast<size_t>(self->owner(state))].append(self->msg_words_);
       for (int i = 0; i < self->words_; ++i) m[i] = state[i];
       m[self->words_] = uint64_t{from} << 32 | p;
-      if (self->action_word_ >= 0) m[self->action_word_] |= uint64_t{action} << self->action_shift_;
-      else m[self->words_ + 1] = action;
+      if (self->action_word_ >= 0) {  // masked: a stray bit above word_bits must not change the action
+        const int w = self->action_word_;
+        m[w] = (m[w] & ((uint64_t{1} << self->action_shift_) - 1)) | uint64_t{action} << self->action_shift_;
+      } else {
+        m[self->words_ + 1] = action;
+      }
     }
     void failure(uint32_t action, const Violation& v) override {
       ++transitions;

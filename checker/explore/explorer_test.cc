@@ -511,5 +511,67 @@ TEST_CASE("action_fired: 1 exactly for the actions that produced a transition") 
   }
 }
 
+// A ModelSystem whose successors carry a stray bit above word_bits (bit 63 of word 0; the model leaves bits 62 and
+// 63 unused): outside TransitionSystem's contract, which the store tolerates by reading only the used bits.
+struct Dirty : model::TransitionSystem {
+  std::unique_ptr<model::ModelSystem> m;
+  explicit Dirty(const model::Model& mod) : m(std::make_unique<model::ModelSystem>(mod)) {}
+  int state_words() const override { return m->state_words(); }
+  std::vector<std::vector<uint64_t>> initial_states() override { return m->initial_states(); }
+  int successors(const uint64_t* state, model::SuccessorSink& sink) override {
+    struct F : model::SuccessorSink {
+      model::SuccessorSink* out;
+      std::vector<uint64_t> buf;
+      void successor(uint32_t a, const uint64_t* s) override {
+        std::copy(s, s + buf.size(), buf.begin());
+        buf[0] |= uint64_t{1} << 63;
+        out->successor(a, buf.data());
+      }
+      void failure(uint32_t a, const model::Violation& v) override { out->failure(a, v); }
+    } f;
+    f.out = &sink;
+    f.buf.resize(static_cast<size_t>(m->state_words()));
+    return m->successors(state, f);
+  }
+  std::optional<model::Violation> check_invariants(const uint64_t* s) override { return m->check_invariants(s); }
+  std::optional<model::Violation> check_invariants_after(uint32_t a, const uint64_t* s) override {
+    return m->check_invariants_after(a, s);
+  }
+  bool valid_end(const uint64_t* s) override { return m->valid_end(s); }
+  void set_deadline(std::chrono::steady_clock::time_point d) override { m->set_deadline(d); }
+  uint32_t action_count() const override { return m->action_count(); }
+  std::vector<int> word_bits() const override { return m->word_bits(); }
+  std::unique_ptr<model::TransitionSystem> clone() const override { return std::make_unique<Dirty>(m->model()); }
+};
+
+TEST_CASE("parallel BFS: a stray bit above word_bits does not reach the action a message carries there") {
+  auto c = testing::compile(R"(
+    var a: 0..2147483647;
+    var b: 0..2147483647;
+    process p {
+      while true {
+        choose { when a < 40 { a = a + 1; } }
+        or { when a < 30 { a = a + 3; } }
+        or { when b < 20 { b = b + 2; } }
+        or { when b < 20 { b = b + 1; } }
+      }
+    }
+    invariant A: a < 37;
+    invariant B: b < 100;
+  )");
+  Dirty d(*c->compiled.model);
+  REQUIRE(d.word_bits() == std::vector<int>{62});  // room for the 4 actions' 2 bits at the top, bit 63 among them
+  REQUIRE(d.action_count() == 4);
+  Result one = explore(d, Options{});
+  Result two = explore(d, with_threads(2));
+  REQUIRE(one.violation);
+  CHECK(one.violation->property == "A");
+  REQUIRE(two.violation);
+  CHECK(two.violation->property == one.violation->property);
+  CHECK(two.outcome == one.outcome);
+  CHECK(two.stats.states == one.stats.states);
+  CHECK(two.path.actions.size() == one.path.actions.size());
+}
+
 }  // namespace
 }  // namespace qpcheck::explore

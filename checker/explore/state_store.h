@@ -43,12 +43,15 @@ class StateStore {
   // At most this many states (the id space is uint32, and UINT32_MAX is kNoState).
   static constexpr uint64_t kMaxStates = UINT32_MAX - 2;
 
-  // `word_bits[i]`: bits used in word i of a packed state (1..64; 0 counts as 1); words = word_bits.size().
-  // `max_states` (<= kMaxStates) lowers the limit, for tests of the overflow path. `partitions` (>= 1): the store
-  // holds one of that many hash partitions of the states (a shard of the parallel search); its indexes start at
-  // 1/partitions of one store's capacity and grow by the same 1.5x steps, so that the partitions' indexes together
-  // take what one store's would (same load factor, same bytes) instead of each landing on the ladder on its own
-  // (philosophers N=16 on 2 shards: 17.2 -> 15.4 bytes/state).
+  // `word_bits[i]`: bits used in word i of a packed state (1..64; 0 counts as 1); words = word_bits.size(). Every
+  // call that takes a state reads only the low word_bits[i] bits of word i: bits above are ignored (the parallel
+  // search's messages carry the action there). `max_states` (<= kMaxStates) lowers the limit, for tests of the
+  // overflow path. `partitions` (>= 1, throws std::invalid_argument otherwise): the store holds one of that many hash
+  // partitions of the states (a shard of the parallel search); its indexes start at about 1/partitions of one
+  // store's capacity (at least 16 slots) and grow by the same 1.5x steps, so that for a flat store, and for the root
+  // and the left (routed) half of a tree store, the partitions' indexes together take about what one store's would
+  // instead of each landing on the ladder on its own (philosophers N=16 on 2 shards: 17.2 -> 15.4 bytes/state).
+  // A tree's right half set is repeated in every partition whatever its start.
   explicit StateStore(const std::vector<int>& word_bits, uint64_t max_states = kMaxStates, int partitions = 1);
   ~StateStore();
   StateStore(const StateStore&) = delete;

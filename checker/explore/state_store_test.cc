@@ -25,8 +25,9 @@ uint64_t mask(int bits) { return bits >= 64 ? ~0ULL : (1ULL << bits) - 1; }
 // Inserts `states` (with repeats) into a store and into a std::map reference, checking every answer: fresh exactly
 // when the reference has not seen the state, ids dense in insertion order, predecessors kept, load() round trips,
 // contains() and the prepared calls agree. Returns the store's bytes per state.
-double check_against_reference(const std::vector<int>& bits, const std::vector<State>& states, bool expect_tree) {
-  StateStore store(bits);
+double check_against_reference(const std::vector<int>& bits, const std::vector<State>& states, bool expect_tree,
+                              int partitions = 1) {
+  StateStore store(bits, StateStore::kMaxStates, partitions);
   CHECK(store.tree() == expect_tree);
   CHECK(store.words() == static_cast<int>(bits.size()));
   std::map<State, uint32_t> ref;
@@ -371,6 +372,80 @@ TEST_CASE("StateStore partitions: each index is 1/partitions of one store's, wit
     }
   }
   CHECK_THROWS_AS(StateStore(std::vector<int>{8}, StateStore::kMaxStates, 0), std::invalid_argument);
+}
+
+TEST_CASE("StateStore reads only each word's used bits: insert, contains and stage ignore bits above word_bits") {
+  for (std::vector<int> bits : {std::vector<int>{48}, std::vector<int>{1, 63, 5, 40}, std::vector<int>{64, 64, 64, 12},
+                                std::vector<int>{12, 12, 12}, std::vector<int>{0, 3}, std::vector<int>{64, 60, 64, 64, 40, 64, 64}}) {
+    CAPTURE(bits.size());
+    std::vector<State> clean = random_states(bits, 20000, 5, 77);
+    std::mt19937_64 rng(78);
+    StateStore a(bits), b(bits), c(bits, StateStore::kMaxStates, 2);
+    const size_t w = bits.size();
+    std::vector<uint64_t> dirty(clean.size() * (w + 1));
+    for (size_t k = 0; k < clean.size(); ++k) {
+      for (size_t i = 0; i < w; ++i) {
+        const int bb = std::max(bits[i], 1);
+        dirty[k * (w + 1) + i] = clean[k][i] | (bb >= 64 ? 0 : (rng() << bb));
+      }
+      dirty[k * (w + 1) + w] = rng();
+    }
+    for (size_t k0 = 0; k0 < clean.size(); k0 += 64) {
+      const int n = static_cast<int>(std::min<size_t>(64, clean.size() - k0));
+      c.stage(&dirty[k0 * (w + 1)], w + 1, n);
+      for (int i = 0; i < n; ++i) {
+        const size_t k = k0 + static_cast<size_t>(i);
+        REQUIRE(b.contains(&dirty[k * (w + 1)]) == a.contains(clean[k].data()));
+        auto x = a.insert(clean[k].data(), 1);
+        auto y = b.insert(&dirty[k * (w + 1)], 1);
+        auto z = c.insert_staged(i, 1);
+        REQUIRE(x == y);
+        REQUIRE(x == z);
+      }
+    }
+    State out(w);
+    for (uint32_t id = 0; id < b.size(); ++id) {
+      b.load(id, out.data());
+      State o2(w);
+      a.load(id, o2.data());
+      REQUIRE(out == o2);
+    }
+  }
+}
+
+TEST_CASE("StateStore partitions (first indexes down to 16, 24, 36 slots) against the reference") {
+  for (int parts : {3, 64, 100, 256}) {
+    CAPTURE(parts);
+    std::vector<int> b1 = {48};
+    check_against_reference(b1, random_states(b1, 20000, 0, 1), false, parts);
+    std::vector<int> b2 = {64, 64, 64, 12};
+    check_against_reference(b2, random_states(b2, 20000, 0, 4), true, parts);
+    check_against_reference(b2, random_states(b2, 20000, 7, 14), true, parts);
+    std::vector<int> b3 = {64, 60, 64, 64, 40, 64, 64};
+    check_against_reference(b3, random_states(b3, 20000, 5, 6), true, parts);
+    std::vector<int> b4 = {3};
+    check_against_reference(b4, random_states(b4, 200, 0, 9), false, parts);
+  }
+}
+
+TEST_CASE("StateStore::bytes_bound holds with partitions (their small first indexes grow several times)") {
+  for (int parts : {2, 3, 64}) {
+    for (std::vector<int> bits : {std::vector<int>{48}, std::vector<int>{64, 64, 64, 12}, std::vector<int>{12, 12, 12},
+                                  std::vector<int>{64, 60, 64, 64, 40, 64, 64}}) {
+      for (uint64_t choices : {uint64_t{0}, uint64_t{9}}) {
+        StateStore s(bits, StateStore::kMaxStates, parts);
+        std::vector<State> states = random_states(bits, 60000, choices, 21);
+        std::mt19937_64 rng(22);
+        size_t k = 0;
+        while (k < states.size()) {
+          const int more = 1 + static_cast<int>(rng() % StateStore::kBoundInsertions);
+          const uint64_t bound = s.bytes_bound(more);
+          for (int i = 0; i < more && k < states.size(); ++i, ++k) s.insert(states[k].data(), kNoState);
+          REQUIRE(s.bytes() <= bound);
+        }
+      }
+    }
+  }
 }
 
 }  // namespace
