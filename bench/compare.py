@@ -261,7 +261,8 @@ def main():
     ap.add_argument("--repo", required=True)
     ap.add_argument("--phil", type=int, default=16)
     ap.add_argument("--rdma", default="4x3", help="NxM: connections x RPCs")
-    ap.add_argument("--threads", type=int, default=0, help="also run qpcheck with this many threads")
+    ap.add_argument("--threads", type=int, default=2,
+                    help="also run qpcheck with this many threads (default 2, the target's; 0 or 1: not at all)")
     ap.add_argument("--only", choices=["phil", "rdma_cm"])
     ap.add_argument("--no-peers", action="store_true", help="qpcheck only")
     ap.add_argument("--repeat", type=int, default=3, help="runs per tool, taking turns; the least CPU s counts")
