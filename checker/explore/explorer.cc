@@ -512,6 +512,7 @@ class ShardedSearch : public Searcher {
       if (std::max(bits[static_cast<size_t>(i)], 1) + action_bits <= 64) {
         action_word_ = i;
         action_shift_ = 64 - action_bits;
+        state_mask_ = (uint64_t{1} << action_shift_) - 1;
       }
     }
     msg_words_ = words_ + (action_word_ < 0 ? 2 : 1);
@@ -536,7 +537,7 @@ class ShardedSearch : public Searcher {
   // One thread's messages to one shard in a round, chunk after chunk (Chunk::sent tells them apart): uint64 words
   // appended in place. Unlike a std::vector it does not value-initialise what it appends (every word is written at
   // once) and it keeps its buffer from round to round, so after the first rounds a message is a few stores with no
-  // allocation and no page faults (which cost ~13 us each on this VM). One outbox per thread and shard, T^2 in all,
+  // allocation and no page faults (3-40 us each on this VM). One outbox per thread and shard, T^2 in all,
   // holds a round's messages with at most 2x slack; one per chunk and shard held them in 64 T^2 buffers, each grown
   // on its own. Cache-line aligned: the threads fill their own outboxes at once.
   class alignas(64) Outbox {
@@ -746,12 +747,7 @@ class ShardedSearch : public Searcher {
       uint64_t* m = sh->out[static_cast<size_t>(self->owner(state))].append(self->msg_words_);
       for (int i = 0; i < self->words_; ++i) m[i] = state[i];
       m[self->words_] = uint64_t{from} << 32 | p;
-      if (self->action_word_ >= 0) {  // masked: a stray bit above word_bits must not change the action
-        const int w = self->action_word_;
-        m[w] = (m[w] & ((uint64_t{1} << self->action_shift_) - 1)) | uint64_t{action} << self->action_shift_;
-      } else {
-        m[self->words_ + 1] = action;
-      }
+      self->put_action(m, action);
     }
     void failure(uint32_t action, const Violation& v) override {
       ++transitions;
@@ -982,6 +978,27 @@ class ShardedSearch : public Searcher {
     }
   }
 
+  // The message layout (see the constructor): the action is written into, and read back from, the top bits of
+  // action_word_ (masked, so a stray bit above word_bits cannot change it) or the word after the link.
+  void put_action(uint64_t* m, uint32_t action) const {
+    if (action_word_ < 0) {
+      m[words_ + 1] = action;
+      return;
+    }
+    uint64_t& w = m[action_word_];
+    w = (w & state_mask_) | uint64_t{action} << action_shift_;
+  }
+  uint32_t message_action(const uint64_t* msg) const {
+    return static_cast<uint32_t>(action_word_ < 0 ? msg[words_ + 1] : msg[action_word_] >> action_shift_);
+  }
+  // The state of `msg`: `msg` itself, or a copy in `buf` (words_ uint64) without the action's bits.
+  const uint64_t* message_state(const uint64_t* msg, uint64_t* buf) const {
+    if (action_word_ < 0) return msg;
+    std::copy(msg, msg + words_, buf);
+    buf[action_word_] &= state_mask_;
+    return buf;
+  }
+
   // Stores the successor message `msg` in shard u (from its own thread, or a completion step) and checks the
   // invariants of a new state. True if it was new.
   bool store_one(Shard& sh, int u, const uint64_t* msg) {
@@ -995,17 +1012,10 @@ class ShardedSearch : public Searcher {
     if (!fresh) return false;
     if (!sh.found) {
       // The predecessor passed its check (the search stops at the first violation): check what the action changed.
-      uint32_t action;
-      const uint64_t* state = msg;
-      if (action_word_ < 0) {
-        action = static_cast<uint32_t>(msg[words_ + 1]);
-      } else {
-        action = static_cast<uint32_t>(msg[action_word_] >> action_shift_);
-        std::copy(msg, msg + words_, sh.msg_state.begin());
-        sh.msg_state[static_cast<size_t>(action_word_)] &= (uint64_t{1} << action_shift_) - 1;
-        state = sh.msg_state.data();
+      const uint64_t* state = message_state(msg, sh.msg_state.data());
+      if (auto v = sh.sys->check_invariants_after(message_action(msg), state)) {
+        sh.found = Found{*v, global(id, u), kNoState};
       }
-      if (auto v = sh.sys->check_invariants_after(action, state)) sh.found = Found{*v, global(id, u), kNoState};
     }
     return true;
   }
@@ -1113,8 +1123,10 @@ class ShardedSearch : public Searcher {
         s.seconds = now;
         s.store_bytes = store_bytes();
         s.queue = layer_states_ - planned_states_;
-        for (const auto& sh : shards_) s.queue += sh->store.size() - sh->next_begin;
-        for (const auto& sh : shards_) s.transitions += sh->transitions;
+        for (const auto& sh : shards_) {
+          s.queue += sh->store.size() - sh->next_begin;
+          s.transitions += sh->transitions;
+        }
         ctl_.progress = s;
         ctl_.report = true;
       }
@@ -1157,6 +1169,7 @@ class ShardedSearch : public Searcher {
   int msg_words_ = 0;                 // uint64 per message
   int action_word_ = -1;              // the state word whose top bits carry a message's action (-1: a word of its own)
   int action_shift_ = 0;              // the action's first bit in that word
+  uint64_t state_mask_ = 0;           // the bits below it
   int route_words_ = 0;               // owner() hashes the first route_words_ words of a state
   uint64_t max_local_ = 0;
   std::vector<std::unique_ptr<Chunk>> chunks_;  // the round's plan: chunks_[0, planned_)

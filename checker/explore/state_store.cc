@@ -264,6 +264,7 @@ class BitRows {
 // One level of the tree: a leaf keeps rows of packed bits of some consecutive words of the state; an inner node keeps
 // rows of (left id, right id) pairs of its two children. Each has its own dense ids and index.
 struct StateStore::Node {
+  explicit Node(uint64_t table) : index(table) {}
   bool leaf = true;
   // Leaf: its words of the state, their used bits, and its place in the prepared row.
   int first_word = 0;
@@ -454,9 +455,10 @@ struct StateStore::Node {
 namespace {
 
 // Words [a, b) of the state: one leaf if they fit kLeafBits (or are a single word), else split at the middle word.
-std::unique_ptr<StateStore::Node> build(const std::vector<int>& bits, int a, int b, int* prep_words,
+// `table`: the first capacity of every node's index.
+std::unique_ptr<StateStore::Node> build(const std::vector<int>& bits, int a, int b, uint64_t table, int* prep_words,
                                         std::vector<const StateStore::Node*>* nodes) {
-  auto n = std::make_unique<StateStore::Node>();
+  auto n = std::make_unique<StateStore::Node>(table);
   n->hid = static_cast<int>(nodes->size());
   nodes->push_back(n.get());
   int total = 0;
@@ -475,8 +477,8 @@ std::unique_ptr<StateStore::Node> build(const std::vector<int>& bits, int a, int
   }
   int mid = (a + b) / 2;
   n->leaf = false;
-  n->left = build(bits, a, mid, prep_words, nodes);
-  n->right = build(bits, mid, b, prep_words, nodes);
+  n->left = build(bits, a, mid, table, prep_words, nodes);
+  n->right = build(bits, mid, b, table, prep_words, nodes);
   n->left->keep_up = n->right->keep_up = true;
   return n;
 }
@@ -491,7 +493,9 @@ StateStore::StateStore(const std::vector<int>& word_bits, uint64_t max_states, i
   if (bits.empty()) bits.push_back(1);
   words_ = static_cast<int>(word_bits.size());
   std::vector<const Node*> nodes;
-  root_ = build(bits, 0, static_cast<int>(bits.size()), &prep_words_, &nodes);
+  // A partition's indexes start smaller (see the constructor's contract).
+  const uint64_t table = std::max<uint64_t>(kInitialTable / static_cast<uint64_t>(partitions), kMinPartitionTable);
+  root_ = build(bits, 0, static_cast<int>(bits.size()), table, &prep_words_, &nodes);
   for (const Node* n : nodes) {
     if (!n->leaf) continue;
     int pos = 0;
@@ -504,15 +508,6 @@ StateStore::StateStore(const std::vector<int>& word_bits, uint64_t max_states, i
   }
   nodes_ = static_cast<int>(nodes.size());
   nodes_by_hid_ = nodes;
-  if (partitions > 1) {  // empty yet: start every index smaller
-    const uint64_t cap = std::max<uint64_t>(kInitialTable / static_cast<uint64_t>(partitions), kMinPartitionTable);
-    auto start = [cap](auto& self, Node& n) -> void {
-      n.index = Index(cap);
-      if (n.left) self(self, *n.left);
-      if (n.right) self(self, *n.right);
-    };
-    start(start, *root_);
-  }
   scratch_.assign(prep_words_, 0);
   hashes_.assign(nodes_, 0);
 }
