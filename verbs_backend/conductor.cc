@@ -28,57 +28,100 @@ int parse_int(const std::string& s, int lo, int hi, const std::string& where) {
 }
 
 PlannedOp plan_op(const trace::ReplayStep& r, const std::string& where) {
-  const lang::ReplayOpSpec* spec = lang::find_replay_op(r.op);
-  if (!spec) throw PlanError(fmt::format("{}: unknown replay operation {}", where, trace::quote_value(r.op)));
-  if (static_cast<int>(r.args.size()) != spec->arity) {
-    throw PlanError(fmt::format("{}: replay operation {} takes {} arguments, found {}", where, r.op, spec->arity,
+  if (!lang::find_replay_op(r.op)) {
+    throw PlanError(fmt::format("{}: unknown replay operation {}", where, trace::quote_value(r.op)));
+  }
+  const lang::ReplayOpSpec* spec = lang::find_replay_op(r.op, static_cast<int>(r.args.size()));
+  if (!spec) {
+    std::string arities;
+    for (const lang::ReplayOpSpec& o : lang::kReplayOps) {
+      if (o.name == r.op) arities += fmt::format("{}{}", arities.empty() ? "" : " or ", o.arity);
+    }
+    throw PlanError(fmt::format("{}: replay operation {} takes {} arguments, found {}", where, r.op, arities,
                                 r.args.size()));
   }
   PlannedOp op;
   op.op = r.op;
+  op.spec = spec;
   for (int i = 0; i < spec->arity; ++i) {
     const std::string& a = r.args[i];
     std::string at = fmt::format("{}: {} argument {}", where, r.op, i + 1);
+    auto name = [&](bool known, std::string_view what) {
+      if (!known) throw PlanError(fmt::format("{}: not {}: {}", at, what, trace::quote_value(a)));
+      op.names.push_back(a);
+    };
     switch (spec->args[i]) {
-      case ReplayArg::kEndpoint:
-        if (a == "ACTIVE") op.ep = Ep::kActive;
-        else if (a == "PASSIVE") op.ep = Ep::kPassive;
-        else throw PlanError(fmt::format("{}: expected ACTIVE or PASSIVE, found {}", at, trace::quote_value(a)));
-        break;
-      case ReplayArg::kCount: op.number = parse_int(a, 1, 64, at); break;
-      case ReplayArg::kRetry: op.number = parse_int(a, 0, 7, at); break;
-      case ReplayArg::kCmEvent: {
-        const std::string prefix = "RDMA_CM_EVENT_";
-        if (a.rfind(prefix, 0) != 0 || !lang::known_cm_event(a.substr(prefix.size()))) {
-          throw PlanError(fmt::format("{}: not an RDMA_CM_EVENT_* name: {}", at, trace::quote_value(a)));
+      case ReplayArg::kEndpoint: {
+        std::optional<Endpoint> e = parse_endpoint(a);
+        if (!e) {
+          throw PlanError(fmt::format("{}: expected an endpoint (ACTIVE, PASSIVE, ACTIVE[c] or PASSIVE[c]), found {}",
+                                      at, trace::quote_value(a)));
         }
-        op.name = a;
+        op.endpoints.push_back(*e);
         break;
       }
-      case ReplayArg::kWcStatus:
-        if (!lang::known_wc_status(a)) {
-          throw PlanError(fmt::format("{}: not an IBV_WC_* status: {}", at, trace::quote_value(a)));
-        }
-        op.name = a;
+      case ReplayArg::kCount: op.numbers.push_back(parse_int(a, 1, 64, at)); break;
+      case ReplayArg::kRetry: op.numbers.push_back(parse_int(a, 0, 7, at)); break;
+      case ReplayArg::kDepth: op.numbers.push_back(parse_int(a, 0, 255, at)); break;
+      case ReplayArg::kSrq: op.numbers.push_back(parse_int(a, 0, 15, at)); break;
+      case ReplayArg::kCmEvent: {
+        const std::string prefix = "RDMA_CM_EVENT_";
+        name(a.rfind(prefix, 0) == 0 && lang::known_cm_event(a.substr(prefix.size())), "an RDMA_CM_EVENT_* name");
         break;
+      }
+      case ReplayArg::kWcStatus: name(lang::known_wc_status(a), "an IBV_WC_* status"); break;
+      case ReplayArg::kWcOpcode: name(lang::known_wc_opcode(a), "an IBV_WC_* opcode"); break;
+      case ReplayArg::kWrOpcode: name(lang::known_wr_opcode(a), "an IBV_WR_* opcode replay posts"); break;
+      case ReplayArg::kQpState: {
+        const std::string prefix = "IBV_QPS_";
+        name(a.rfind(prefix, 0) == 0 && lang::known_qp_state(a.substr(prefix.size())), "an IBV_QPS_* state");
+        break;
+      }
     }
   }
+  if (!op.endpoints.empty()) op.ep = op.endpoints[0].side;
+  if (!op.numbers.empty()) op.number = op.numbers[0];
+  if (!op.names.empty()) op.name = op.names[0];
   return op;
 }
 
 }  // namespace
 
 std::string PlannedOp::text() const {
-  const lang::ReplayOpSpec* spec = lang::find_replay_op(op);
-  std::string out = fmt::format("{}({}", op, ep_name(ep));
-  if (spec && spec->arity == 2) {
-    switch (spec->args[1]) {
+  std::string out = op + "(";
+  size_t e = 0, n = 0, s = 0;
+  for (int i = 0; spec && i < spec->arity; ++i) {
+    if (i) out += ", ";
+    switch (spec->args[i]) {
+      case ReplayArg::kEndpoint: out += endpoints.at(e++).text(); break;
       case ReplayArg::kCount:
-      case ReplayArg::kRetry: out += fmt::format(", {}", number); break;
-      default: out += ", " + name; break;
+      case ReplayArg::kRetry:
+      case ReplayArg::kDepth:
+      case ReplayArg::kSrq: out += std::to_string(numbers.at(n++)); break;
+      default: out += names.at(s++); break;
     }
   }
   return out + ")";
+}
+
+std::optional<Endpoint> parse_endpoint(const std::string& text) {
+  for (Ep side : {Ep::kActive, Ep::kPassive}) {
+    std::string name = ep_name(side);
+    if (text == name) return Endpoint{side, 0};
+    if (text.size() > name.size() + 2 && text.rfind(name + "[", 0) == 0 && text.back() == ']') {
+      std::string digits = text.substr(name.size() + 1, text.size() - name.size() - 2);
+      if (digits.empty() || digits.size() > 2 ||
+          !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+        return std::nullopt;
+      }
+      return Endpoint{side, std::stoi(digits)};
+    }
+  }
+  return std::nullopt;
+}
+
+std::string Endpoint::text() const {
+  return connection == 0 ? ep_name(side) : fmt::format("{}[{}]", ep_name(side), connection);
 }
 
 Plan make_plan(const trace::Trace& t) {
@@ -254,6 +297,13 @@ class Run {
                        : "the device did something the model did not predict");
       return false;
     };
+    if (!implemented(op)) {
+      rec.observed = "not implemented";
+      rec.match = false;
+      log(rec);
+      decide(Verdict::kDiverged, s.index, "ok", rec.observed, "replay operation not implemented: " + op.text());
+      return false;
+    }
     Observed& o = obs(op.ep);
     if (op.op == "create_qp") return host(dev_.create_qp(op.ep));
     if (op.op == "post_recv") return host(dev_.post_recv(op.ep, op.number));
@@ -261,6 +311,10 @@ class Run {
     if (op.op == "connect" || op.op == "accept") {
       ConnParam cp;
       cp.rnr_retry_count = op.number;
+      if (op.numbers.size() == 3) {
+        cp.initiator_depth = op.numbers[1];
+        cp.responder_resources = op.numbers[2];
+      }
       return host(op.op == "connect" ? dev_.connect(op.ep, cp) : dev_.accept(op.ep, cp));
     }
     if (op.op == "reject") return host(dev_.reject(op.ep));
@@ -293,6 +347,24 @@ class Run {
     rec.match = false;
     log(rec);
     decide(Verdict::kDiverged, s.index, "ok", rec.observed, "replay operation not implemented: " + op.op);
+    return false;
+  }
+
+  // The forms this conductor drives: one connection (every endpoint of connection 0), the first library's
+  // operations, and the v2 forms that mean the same (a Send WR, successful receive completions, conn_param depths).
+  static bool implemented(const PlannedOp& op) {
+    for (const Endpoint& e : op.endpoints) {
+      if (e.connection != 0) return false;
+    }
+    const std::string& n = op.op;
+    int arity = op.spec->arity;
+    if (n == "create_qp" || n == "post_recv" || n == "connect" || n == "accept" || n == "reject" ||
+        n == "disconnect" || n == "get_cm_event" || n == "expect_cm_event") {
+      return true;
+    }
+    if (n == "post_send") return arity == 1 || op.names[0] == "IBV_WR_SEND";
+    if (n == "poll_recv" || n == "expect_recv") return arity == 1 || op.names[0] == "IBV_WC_SUCCESS";
+    if (n == "expect_send_wc") return arity == 2;
     return false;
   }
 

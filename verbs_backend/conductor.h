@@ -9,23 +9,41 @@
 // (get_cm_event, poll_recv) read the same list through separate cursors.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "checker/lang/replay_ops.h"
 #include "checker/trace/trace.h"
 #include "verbs_backend/device.h"
 
 namespace qpcheck::verbs {
 
-// One replay operation, validated: endpoint, count, conn_param value, event or status name.
+// One endpoint of a trace: the side and the connection (ACTIVE = ACTIVE[0]; ACTIVE[1] is connection 1's).
+struct Endpoint {
+  Ep side = Ep::kActive;
+  int connection = 0;
+  std::string text() const;       // "ACTIVE", "PASSIVE[1]"
+  bool operator==(const Endpoint&) const = default;
+};
+
+// "ACTIVE", "PASSIVE", "ACTIVE[c]", "PASSIVE[c]" (c decimal, 0..99), or nullopt.
+std::optional<Endpoint> parse_endpoint(const std::string& text);
+
+// One replay operation, validated: its arguments by kind, in order (checker/lang/replay_ops.h).
 struct PlannedOp {
   std::string op;                 // from checker/lang/replay_ops.h
+  const lang::ReplayOpSpec* spec = nullptr;  // the form (name and arity) it matched
+  std::vector<Endpoint> endpoints;           // kEndpoint arguments
+  std::vector<int> numbers;                  // kCount, kRetry, kDepth, kSrq arguments
+  std::vector<std::string> names;            // enum arguments as written (RDMA_CM_EVENT_*, IBV_WC_*, IBV_QPS_*, ...)
+  // The first of each, for the operations of one connection: endpoint side, number, name.
   Ep ep = Ep::kActive;
-  int number = 0;                 // post_recv: WRs; connect/accept: rnr_retry_count
-  std::string name;               // RDMA_CM_EVENT_* or IBV_WC_*
-  std::string text() const;       // "post_recv(ACTIVE, 2)"
+  int number = 0;
+  std::string name;
+  std::string text() const;       // "post_recv(ACTIVE, 2)", "connect(ACTIVE[1], 7, 1, 1)"
 };
 
 struct PlannedStep {

@@ -55,7 +55,15 @@ std::vector<trace::Step> connected(const std::string& rnr_retry = "7") {
 
 TEST_CASE("make_plan names the step, the call and the bad value") {
   CHECK(plan_error(make("violated", {step(1, {{"create_qp", {"MIDDLE"}}})})) ==
-        "step 1 (p), call proc: create_qp argument 1: expected ACTIVE or PASSIVE, found \"MIDDLE\"");
+        "step 1 (p), call proc: create_qp argument 1: expected an endpoint (ACTIVE, PASSIVE, ACTIVE[c] or "
+        "PASSIVE[c]), found \"MIDDLE\"");
+  CHECK(plan_error(make("violated", {step(1, {{"create_qp", {"ACTIVE[x]"}}})})) ==
+        "step 1 (p), call proc: create_qp argument 1: expected an endpoint (ACTIVE, PASSIVE, ACTIVE[c] or "
+        "PASSIVE[c]), found \"ACTIVE[x]\"");
+  CHECK(plan_error(make("violated", {step(1, {{"modify_qp", {"ACTIVE", "RTS"}}})})) ==
+        "step 1 (p), call proc: modify_qp argument 2: not an IBV_QPS_* state: \"RTS\"");
+  CHECK(plan_error(make("violated", {step(1, {{"connect", {"ACTIVE", "7", "256", "1"}}})})) ==
+        "step 1 (p), call proc: connect argument 3: expected an integer in 0..255, found \"256\"");
   CHECK(plan_error(make("violated", {step(1, {{"post_recv", {"ACTIVE", "0"}}})})) ==
         "step 1 (p), call proc: post_recv argument 2: expected an integer in 1..64, found \"0\"");
   CHECK(plan_error(make("violated", {step(1, {{"connect", {"ACTIVE", "9"}}})})) ==
@@ -65,9 +73,30 @@ TEST_CASE("make_plan names the step, the call and the bad value") {
   CHECK(plan_error(make("violated", {step(1, {{"expect_send_wc", {"ACTIVE", "NO_COMPLETION"}}})})) ==
         "step 1 (p), call proc: expect_send_wc argument 2: not an IBV_WC_* status: \"NO_COMPLETION\"");
   CHECK(plan_error(make("violated", {step(1, {{"post_send", {}}})})) ==
-        "step 1 (p), call proc: replay operation post_send takes 1 arguments, found 0");
+        "step 1 (p), call proc: replay operation post_send takes 1 or 2 arguments, found 0");
   CHECK(plan_error(make("inconclusive", {})) == "the trace's verdict is \"inconclusive\": there is no schedule to replay");
   CHECK(plan_error(make("holds", {})).rfind("the trace has no steps", 0) == 0);
+}
+
+TEST_CASE("endpoints name a side and a connection") {
+  CHECK(parse_endpoint("ACTIVE") == Endpoint{Ep::kActive, 0});
+  CHECK(parse_endpoint("PASSIVE[3]") == Endpoint{Ep::kPassive, 3});
+  CHECK(parse_endpoint("PASSIVE[03]") == Endpoint{Ep::kPassive, 3});
+  CHECK(!parse_endpoint("PASSIVE[]"));
+  CHECK(!parse_endpoint("PASSIVE[-1]"));
+  CHECK(!parse_endpoint("PASSIVE[100]"));
+  CHECK(!parse_endpoint("ACTIVEX"));
+  CHECK(Endpoint{Ep::kActive, 2}.text() == "ACTIVE[2]");
+  CHECK(Endpoint{Ep::kActive, 0}.text() == "ACTIVE");
+}
+
+TEST_CASE("operations this conductor does not drive yet diverge, naming the operation") {
+  std::vector<trace::Step> s = connected();
+  s.push_back(step(7, {{"post_send", {"ACTIVE", "IBV_WR_RDMA_READ"}}}));
+  Outcome o = run(make("holds", s));
+  CHECK(o.verdict == Verdict::kDiverged);
+  CHECK(o.step == 7);
+  CHECK(o.reason == "replay operation not implemented: post_send(ACTIVE, IBV_WR_RDMA_READ)");
 }
 
 TEST_CASE("an observation and the ULP's retrieval read one event list through two cursors") {

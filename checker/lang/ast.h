@@ -48,7 +48,8 @@ struct TypeExpr {
   Expr* hi = nullptr;                 // kRange
   Expr* capacity = nullptr;           // kQueue
   std::vector<Ident> names;           // kEnum constants; kRecord field names; kNamed: names[0]
-  std::vector<TypeExpr*> fields;      // kRecord field types
+  std::vector<TypeExpr*> fields;      // kRecord field types; kEnum: each constant's index type (`ACTIVE[Conn]`)
+                                      // or nullptr for a plain constant
   TypeExpr* index = nullptr;          // kArray
   TypeExpr* elem = nullptr;           // kArray, kQueue
 };

@@ -309,7 +309,16 @@ class Parser {
     if (accept(Tok::kEnum)) {
       TypeExpr* t = ast_.type(TypeKind::kEnum, start);
       expect(Tok::kLBrace);
-      do t->names.push_back(ident("an enum constant")); while (accept(Tok::kComma));
+      // A constant may be a family indexed by a type: `ACTIVE[Conn]` (docs/language.md, "Indexed enum constants").
+      do {
+        t->names.push_back(ident("an enum constant"));
+        TypeExpr* index = nullptr;
+        if (accept(Tok::kLBracket)) {
+          index = type();
+          expect(Tok::kRBracket);
+        }
+        t->fields.push_back(index);
+      } while (accept(Tok::kComma));
       expect(Tok::kRBrace);
       t->span = join(start, prev_span());
       return t;

@@ -22,7 +22,8 @@ using model::Type;
 using model::TypeKind;
 
 struct Symbol {
-  enum class Kind { kConst, kType, kVar, kFn, kProc, kProcess };
+  // kFamily: an indexed enum constant F of `enum { F[T], ... }`; `value` is its position among the families.
+  enum class Kind { kConst, kFamily, kType, kVar, kFn, kProc, kProcess };
   Kind kind = Kind::kConst;
   Span span;
   const Type* type = nullptr;
@@ -255,19 +256,7 @@ class Checker {
         }
         return new_type(TypeKind::kInt, lo, hi);
       }
-      case lang::TypeKind::kEnum: {
-        Type* e = new_type(TypeKind::kEnum, 0, static_cast<int64_t>(t->names.size()) - 1);
-        e->name = name;
-        for (size_t i = 0; i < t->names.size(); ++i) {
-          Symbol s;
-          s.kind = Symbol::Kind::kConst;
-          s.type = e;
-          s.value = static_cast<int64_t>(i);
-          define(t->names[i], s);
-          e->constants.push_back(t->names[i].name);
-        }
-        return e;
-      }
+      case lang::TypeKind::kEnum: return enum_type(t, name);
       case lang::TypeKind::kRecord: {
         Type* r = new_type(TypeKind::kRecord, 0, 0);
         r->name = name;
@@ -322,6 +311,133 @@ class Checker {
       }
     }
     error(t->span, "internal: unknown type form");
+  }
+
+  // An enum of plain constants, or of families indexed by one common type (`enum { ACTIVE[Conn], PASSIVE[Conn] }`):
+  // the constants are F[i] for every family F and index value i, connection-major (ordinal (i - lo) * families +
+  // family), so that an index type of one value gives the ordinals a plain enum of the family names would have.
+  const Type* enum_type(const TypeExpr* t, const std::string& name) {
+    const Type* index = nullptr;
+    for (size_t i = 0; i < t->names.size(); ++i) {
+      const TypeExpr* ix = i < t->fields.size() ? t->fields[i] : nullptr;
+      if ((ix != nullptr) != (i == 0 ? ix != nullptr : index != nullptr)) {
+        error(t->names[i].span, fmt::format("enum constant '{}': the constants of an enum are either all plain or all "
+                                            "indexed (NAME[TYPE]) by the same type", t->names[i].name));
+      }
+      if (ix == nullptr) continue;
+      const Type* it = type(ix);
+      if (!it->scalar() || it->kind == TypeKind::kEnum) {
+        error(ix->span, fmt::format("the index of enum constant '{}' must be an integer range or bool, found {}",
+                                    t->names[i].name, model::type_name(it)));
+      }
+      if (index == nullptr) {
+        index = it;
+      } else if (!same_type(index, it)) {
+        error(ix->span, fmt::format("enum constant '{}' is indexed by {}, but '{}' by {}: the families of an enum share "
+                                    "one index type", t->names[i].name, model::type_name(it), t->names[0].name,
+                                    model::type_name(index)));
+      }
+    }
+    int64_t families = static_cast<int64_t>(t->names.size());
+    int64_t per = index ? index->count() : 1;
+    if (families * per > kMaxDomain) {
+      error(t->span, fmt::format("enum has {} constants; at most {}", families * per, kMaxDomain));
+    }
+    Type* e = new_type(TypeKind::kEnum, 0, families * per - 1);
+    e->name = name;
+    e->family_index = index;
+    for (int64_t v = 0; v < families * per; ++v) {
+      const std::string& f = t->names[v % families].name;
+      e->constants.push_back(index == nullptr || per == 1
+                                 ? f
+                                 : fmt::format("{}[{}]", f, model::render_scalar(index, index->lo + v / families)));
+    }
+    for (int64_t i = 0; i < families; ++i) {
+      Symbol s;
+      s.kind = index ? Symbol::Kind::kFamily : Symbol::Kind::kConst;
+      s.type = e;
+      s.value = i;
+      define(t->names[i], s);
+      if (index) e->families.push_back(t->names[i].name);
+    }
+    return e;
+  }
+
+  // F[i] for an indexed family: a constant when i is, else a call of the family's constructor F(i: index): enum,
+  // whose argument is range-checked at run time like any function argument.
+  const model::Expr* family_value(const Symbol& fam, const std::string& name, const Expr* index_ast, Span span) {
+    const Type* et = fam.type;
+    const Type* it = et->family_index;
+    int64_t families = static_cast<int64_t>(et->families.size());
+    const model::Expr* i = expr(index_ast);
+    expect_compatible(it, i, fmt::format("the index of '{}'", name));
+    if (i->op == Op::kConst) return constant((i->value - it->lo) * families + fam.value, et, span);
+    auto key = std::make_pair(et, fam.value);
+    auto found = family_fns_.find(key);
+    if (found == family_fns_.end()) {
+      model::Fn& fn = m_->fns.emplace_back();
+      fn.name = name;
+      int f = new_frame();
+      fn.param_frames.push_back(f);
+      fn.param_types.push_back(it);
+      model::Expr* arg = new_expr(Op::kFrame, it, span);
+      arg->value = f;
+      model::Expr* off = new_expr(Op::kSub, int_, span);
+      off->a = arg;
+      off->b = constant(it->lo, int_, span);
+      model::Expr* mul = new_expr(Op::kMul, int_, span);
+      mul->a = off;
+      mul->b = constant(families, int_, span);
+      model::Expr* add = new_expr(Op::kAdd, int_, span);
+      add->a = mul;
+      add->b = constant(fam.value, int_, span);
+      fn.body = add;
+      fn_result_[&fn] = et;
+      found = family_fns_.emplace(key, &fn).first;
+    }
+    model::Expr* e = new_expr(Op::kCallFn, et, span);
+    e->fn = found->second;
+    e->args.push_back(i);
+    return e;
+  }
+
+  // index(x): the index i of the indexed constant F[i] that x holds.
+  const model::Expr* index_of(const Expr* x) {
+    if (x->args.size() != 1) {
+      error(x->span, fmt::format("index() takes 1 argument, {} given", x->args.size()));
+    }
+    const model::Expr* v = expr(x->args[0]);
+    const Type* et = v->type;
+    if (et->kind != TypeKind::kEnum || et->family_index == nullptr) {
+      error(x->args[0]->span, fmt::format("index() needs a value of an enum with indexed constants (enum {{ F[T], ... }}), "
+                                          "found {}", model::type_name(et)));
+    }
+    const Type* it = et->family_index;
+    int64_t families = static_cast<int64_t>(et->families.size());
+    if (v->op == Op::kConst) return constant(it->lo + v->value / families, it, x->span);
+    auto found = index_fns_.find(et);
+    if (found == index_fns_.end()) {
+      model::Fn& fn = m_->fns.emplace_back();
+      fn.name = "index";
+      int f = new_frame();
+      fn.param_frames.push_back(f);
+      fn.param_types.push_back(et);
+      model::Expr* arg = new_expr(Op::kFrame, et, x->span);
+      arg->value = f;
+      model::Expr* div = new_expr(Op::kDiv, int_, x->span);
+      div->a = arg;
+      div->b = constant(families, int_, x->span);
+      model::Expr* add = new_expr(Op::kAdd, int_, x->span);
+      add->a = div;
+      add->b = constant(it->lo, int_, x->span);
+      fn.body = add;
+      fn_result_[&fn] = it;
+      found = index_fns_.emplace(et, &fn).first;
+    }
+    model::Expr* e = new_expr(Op::kCallFn, it, x->span);
+    e->fn = found->second;
+    e->args.push_back(v);
+    return e;
   }
 
   // ---------------------------------------------------------------- slots
@@ -589,15 +705,22 @@ class Checker {
   // Checks one `replay OP(args)` against the vocabulary (replay_ops.h): a known operation, its arity, and each
   // argument a parameter of the procedure or a constant of the kind the operation needs.
   model::ReplayOp replay_op(const ReplayCall& c) {
-    const ReplayOpSpec* spec = find_replay_op(c.op.name);
-    if (!spec) {
+    if (!find_replay_op(c.op.name)) {
       std::string all;
-      for (const ReplayOpSpec& o : kReplayOps) all += fmt::format("{}{}", all.empty() ? "" : ", ", o.name);
-      error(c.op.span, fmt::format("unknown replay operation '{}' (known: {})", c.op.name, all));
+      for (const ReplayOpSpec& o : kReplayOps) {
+        if (all.find(fmt::format(" {},", o.name)) == std::string::npos) all += fmt::format(" {},", o.name);
+      }
+      all.pop_back();
+      error(c.op.span, fmt::format("unknown replay operation '{}' (known:{})", c.op.name, all));
     }
-    if (static_cast<int>(c.args.size()) != spec->arity) {
-      error(c.span, fmt::format("replay operation '{}' takes {} argument{}, found {}", spec->name, spec->arity,
-                                spec->arity == 1 ? "" : "s", c.args.size()));
+    const ReplayOpSpec* spec = find_replay_op(c.op.name, static_cast<int>(c.args.size()));
+    if (!spec) {
+      std::string arities;
+      for (const ReplayOpSpec& o : kReplayOps) {
+        if (o.name == c.op.name) arities += fmt::format("{}{}", arities.empty() ? "" : " or ", o.arity);
+      }
+      error(c.span, fmt::format("replay operation '{}' takes {} argument{}, found {}", c.op.name, arities,
+                                arities == "1" ? "" : "s", c.args.size()));
     }
     model::ReplayOp op;
     op.op = c.op.name;
@@ -620,26 +743,44 @@ class Checker {
         }
         return false;
       };
+      // An integer argument in lo..hi: a constant in range, or a parameter whose type lies within it.
+      auto integer = [&](int64_t lo, int64_t hi, const char* what) {
+        if (t->kind != TypeKind::kInt ||
+            (a->op == Op::kConst ? a->value < lo || a->value > hi : t->lo < lo || t->hi > hi)) {
+          std::string range = hi == INT32_MAX ? fmt::format(">= {}", lo) : fmt::format("in {}..{}", lo, hi);
+          error(c.args[i]->span, fmt::format("argument {} of '{}' is {}: expected an integer {}, found {}", i + 1,
+                                             spec->name, what, range, describe(a)));
+        }
+      };
+      // An enum argument whose constant (when it is one) or every constant (a parameter) is a known NAME.
+      auto named = [&](const char* what, const char* names, bool (*known)(std::string_view), bool every) {
+        if (t->kind != TypeKind::kEnum) {
+          error(c.args[i]->span, fmt::format("argument {} of '{}' is {}: expected an enum, found {}", i + 1,
+                                             spec->name, what, model::type_name(t)));
+        }
+        if (a->op == Op::kConst && !known(t->constants[a->value])) {
+          error(c.args[i]->span, fmt::format("{} is not {}", t->constants[a->value], names));
+        }
+        if (every && a->op != Op::kConst) {
+          for (const std::string& k : t->constants) {
+            if (!known(k)) error(c.args[i]->span, fmt::format("enum {} has constant {}, not {}", t->name, k, names));
+          }
+        }
+      };
       switch (spec->args[i]) {
         case ReplayArg::kEndpoint:
-          if (t->kind != TypeKind::kEnum || !has("ACTIVE") || !has("PASSIVE")) {
+          if (t->kind != TypeKind::kEnum ||
+              !(t->families.empty() ? has("ACTIVE") && has("PASSIVE")
+                                    : t->families.size() == 2 && t->families[0] == "ACTIVE" &&
+                                          t->families[1] == "PASSIVE")) {
             error(c.args[i]->span, fmt::format("argument {} of '{}' is an endpoint: expected an enum with constants "
                                                "ACTIVE and PASSIVE, found {}", i + 1, spec->name, model::type_name(t)));
           }
           break;
-        case ReplayArg::kCount:
-          if (t->kind != TypeKind::kInt || (a->op == Op::kConst ? a->value < 1 : t->lo < 1)) {
-            error(c.args[i]->span, fmt::format("argument {} of '{}' is a number of work requests: expected an integer "
-                                               ">= 1, found {}", i + 1, spec->name, describe(a)));
-          }
-          break;
-        case ReplayArg::kRetry:
-          if (t->kind != TypeKind::kInt ||
-              (a->op == Op::kConst ? a->value < 0 || a->value > 7 : t->lo < 0 || t->hi > 7)) {
-            error(c.args[i]->span, fmt::format("argument {} of '{}' is a conn_param retry count: expected an integer "
-                                               "in 0..7, found {}", i + 1, spec->name, describe(a)));
-          }
-          break;
+        case ReplayArg::kCount: integer(1, INT32_MAX, "a number of work requests"); break;
+        case ReplayArg::kRetry: integer(0, 7, "a conn_param retry count"); break;
+        case ReplayArg::kDepth: integer(0, 255, "a conn_param initiator_depth / responder_resources"); break;
+        case ReplayArg::kSrq: integer(0, 15, "a shared receive queue"); break;
         case ReplayArg::kCmEvent:
           if (t->kind != TypeKind::kEnum) {
             error(c.args[i]->span, fmt::format("argument {} of '{}' is a CM event: expected an enum, found {}", i + 1,
@@ -653,13 +794,18 @@ class Checker {
           }
           break;
         case ReplayArg::kWcStatus:
-          if (t->kind != TypeKind::kEnum) {
-            error(c.args[i]->span, fmt::format("argument {} of '{}' is a completion status: expected an enum, found {}",
-                                               i + 1, spec->name, model::type_name(t)));
-          }
-          if (a->op == Op::kConst && !known_wc_status(t->constants[a->value])) {
-            error(c.args[i]->span, fmt::format("{} is not an IBV_WC_* status (verbs.h)", t->constants[a->value]));
-          }
+          named("a completion status", "an IBV_WC_* status (verbs.h)", known_wc_status, false);
+          break;
+        case ReplayArg::kWcOpcode:
+          named("a completion opcode", "an IBV_WC_* opcode (verbs.h: enum ibv_wc_opcode)", known_wc_opcode, false);
+          break;
+        case ReplayArg::kWrOpcode:
+          named("a work request opcode", "an IBV_WR_* opcode that replay posts (IBV_WR_SEND, IBV_WR_RDMA_WRITE, "
+                "IBV_WR_RDMA_READ)", known_wr_opcode, true);
+          break;
+        case ReplayArg::kQpState:
+          named("a QP state", "a QP state (RESET, INIT, RTR, RTS, SQD, SQE, ERR: enum ibv_qp_state)", known_qp_state,
+                false);
           break;
       }
       op.args.push_back(a);
@@ -1166,6 +1312,12 @@ class Checker {
         return fold(e);
       }
       case ExprKind::kIndex: {
+        if (x->a->kind == ExprKind::kName && find_local(x->a->name.name) == nullptr) {
+          auto fam = globals_.find(x->a->name.name);
+          if (fam != globals_.end() && fam->second.kind == Symbol::Kind::kFamily) {
+            return family_value(fam->second, x->a->name.name, x->b, x->span);
+          }
+        }
         const model::Expr* base = expr(x->a);
         if (base->type->kind != TypeKind::kArray) {
           error(x->a->span, fmt::format("cannot index a value of type {} (not an array)", model::type_name(base->type)));
@@ -1252,6 +1404,14 @@ class Checker {
     const Symbol& s = it->second;
     switch (s.kind) {
       case Symbol::Kind::kConst: return constant(s.value, s.type, x->span);
+      case Symbol::Kind::kFamily: {
+        const Type* ix = s.type->family_index;
+        if (ix->count() != 1) {
+          error(x->span, fmt::format("'{}' is a family of enum constants indexed by {}: write {}[i]", n,
+                                     model::type_name(ix), n));
+        }
+        return constant(s.value, s.type, x->span);
+      }
       case Symbol::Kind::kVar: {
         model::Expr* e = new_expr(Op::kSlot, s.type, x->span);
         e->value = s.slot;
@@ -1365,6 +1525,7 @@ class Checker {
         e->b = v;
         return e;
       }
+      if (n == "index") return index_of(x);
       if (n == "push" || n == "pop" || n == "clear") {
         error(x->span, fmt::format("{}() changes the state: it is a statement, not an expression", n));
       }
@@ -1452,6 +1613,8 @@ class Checker {
   std::vector<std::unordered_map<std::string, Local>> scopes_;
   std::vector<ProcessInfo> process_infos_;
   std::map<const model::Fn*, const Type*> fn_result_;
+  std::map<std::pair<const Type*, int64_t>, const model::Fn*> family_fns_;  // F(i) of each indexed family
+  std::map<const Type*, const model::Fn*> index_fns_;                        // index(x) per indexed enum
   // per process instance being compiled
   std::vector<Node> nodes_;
   std::map<std::string, int> labels_;

@@ -114,7 +114,10 @@ TEST_CASE("typecheck: replay clauses are checked against the vocabulary") {
   CHECK(e("proc p(e: Ep) replay post_recv(e, 2) { skip; }\nprocess q { p(ACTIVE); }") == "");
   CHECK(e("proc p(e: Ep) replay connect(e, r), create_qp(e) { skip; }\nprocess q { p(ACTIVE); }") == "");
   CHECK(e("proc p(e: Ep) replay teleport(e) { skip; }").rfind(
-            "test.qpspec:5:22: error: unknown replay operation 'teleport' (known: create_qp, post_recv,", 0) == 0);
+            "test.qpspec:5:22: error: unknown replay operation 'teleport' (known: create_id, resolve_addr, resolve_route, "
+            "listen, create_qp,", 0) == 0);
+  CHECK(e("proc p(e: Ep) replay connect(e, r, 1) { skip; }") ==
+        "test.qpspec:5:22: error: replay operation 'connect' takes 2 or 4 arguments, found 3");
   CHECK(e("proc p(e: Ep) replay post_recv(e) { skip; }") ==
         "test.qpspec:5:22: error: replay operation 'post_recv' takes 2 arguments, found 1");
   CHECK(e("proc p(e: Ep) replay connect(e, 9) { skip; }") ==
@@ -130,8 +133,58 @@ TEST_CASE("typecheck: replay clauses are checked against the vocabulary") {
   CHECK(e("var v: Ep;\nproc p(e: Ep) replay create_qp(v) { skip; }") ==
         "test.qpspec:6:32: error: a replay argument must be a parameter of the procedure, a param, a const or a "
         "constant (it is evaluated when the trace is written)");
+  // the v2 argument kinds
+  const std::string v2 = "type Q = enum { NONE, RESET, INIT, RTR, RTS, SQD, SQE, ERR };\n"
+                         "type W = enum { IBV_WR_SEND, IBV_WR_RDMA_READ };\ntype O = enum { IBV_WC_SEND, IBV_WC_RECV };\n";
+  CHECK(e(v2 + "proc p(e: Ep, w: W, o: O) replay post_send(e, w), modify_qp(e, RTS), poll_send(e, IBV_WC_SUCCESS, o), "
+               "connect(e, r, 1, 255), create_qp_srq(e, 2), post_srq_recv(0, 3) { skip; }\nprocess q { p(ACTIVE, "
+               "IBV_WR_SEND, IBV_WC_SEND); }") == "");
+  CHECK(e(v2 + "proc p(e: Ep) replay connect(e, r, 256, 0) { skip; }") ==
+        "test.qpspec:8:36: error: argument 3 of 'connect' is a conn_param initiator_depth / responder_resources: "
+        "expected an integer in 0..255, found 256");
+  CHECK(e(v2 + "proc p(e: Ep) replay modify_qp(e, NONE) { skip; }") ==
+        "test.qpspec:8:35: error: NONE is not a QP state (RESET, INIT, RTR, RTS, SQD, SQE, ERR: enum ibv_qp_state)");
+  CHECK(e(v2 + "proc p(e: Ep, q: Q) replay post_send(e, q) { skip; }") ==
+        "test.qpspec:8:41: error: enum Q has constant NONE, not an IBV_WR_* opcode that replay posts (IBV_WR_SEND, "
+        "IBV_WR_RDMA_WRITE, IBV_WR_RDMA_READ)");
   // `replay` stays an ordinary name elsewhere
   CHECK(e("var replay: bool;\nprocess q { replay = true; }") == "");
+}
+
+TEST_CASE("typecheck: indexed enum constants are connection-major, render with their index, and index() inverts them") {
+  const std::string pre = "param k: 1..3 = 2;\ntype C = 0..k-1;\ntype Ep = enum { ACTIVE[C], PASSIVE[C] };\n";
+  auto c = compile(pre + "var e: Ep = PASSIVE[1];\nvar i: C;\nprocess p { i = index(e); e = ACTIVE[i]; }\n");
+  const model::Model& m = *c->compiled.model;
+  const model::Type* ep = m.slots.at(0).type;
+  REQUIRE(ep->kind == model::TypeKind::kEnum);
+  CHECK(ep->constants == std::vector<std::string>{"ACTIVE[0]", "PASSIVE[0]", "ACTIVE[1]", "PASSIVE[1]"});
+  CHECK(ep->families == std::vector<std::string>{"ACTIVE", "PASSIVE"});
+  CHECK(m.initial.at(0) == 3);  // PASSIVE[1]
+  // one value in the index type: the constants render (and number) as a plain enum of the family names would
+  auto one = compile(pre + "var e: Ep = PASSIVE;\nprocess p { e = ACTIVE; }\n", {{"k", "1"}});
+  CHECK(one->compiled.model->slots.at(0).type->constants == std::vector<std::string>{"ACTIVE", "PASSIVE"});
+  CHECK(one->compiled.model->initial.at(0) == 1);
+}
+
+TEST_CASE("typecheck: indexed enum constants are checked") {
+  const std::string pre = "type C = 0..1;\ntype Ep = enum { ACTIVE[C], PASSIVE[C] };\nvar e: Ep;\n";
+  auto e = [&](const std::string& decl) { return first_error(pre + decl); };
+  CHECK(e("process p { e = ACTIVE; }") ==
+        "test.qpspec:4:17: error: 'ACTIVE' is a family of enum constants indexed by 0..1: write ACTIVE[i]");
+  CHECK(e("process p { e = ACTIVE[2]; }") ==
+        "test.qpspec:4:24: error: value 2 is out of range 0..1 for the index of 'ACTIVE'");
+  CHECK(e("var x: 0..1 = index(1);\nprocess p { skip; }") ==
+        "test.qpspec:4:21: error: index() needs a value of an enum with indexed constants (enum { F[T], ... }), "
+        "found int");
+  CHECK(first_error("type F = enum { A[0..1], B };\nprocess p { skip; }") ==
+        "test.qpspec:1:26: error: enum constant 'B': the constants of an enum are either all plain or all indexed "
+        "(NAME[TYPE]) by the same type");
+  CHECK(first_error("type F = enum { A[0..1], B[0..2] };\nprocess p { skip; }") ==
+        "test.qpspec:1:28: error: enum constant 'B' is indexed by 0..2, but 'A' by 0..1: the families of an enum share "
+        "one index type");
+  CHECK(first_error("type G = enum { X };\ntype F = enum { A[G] };\nprocess p { skip; }") ==
+        "test.qpspec:2:19: error: the index of enum constant 'A' must be an integer range or bool, found G");
+  CHECK(e("proc q(p: Ep) replay create_qp(p) { skip; }\nprocess p { q(ACTIVE[1]); }") == "");
 }
 
 }  // namespace

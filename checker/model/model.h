@@ -23,7 +23,12 @@ struct Type {
   int64_t lo = 0;                         // scalars: smallest value (enum: 0, bool: 0)
   int64_t hi = 0;                         // scalars: largest value
   std::string name;                       // enum name (nominal identity is the Type's address)
-  std::vector<std::string> constants;     // kEnum
+  std::vector<std::string> constants;     // kEnum: every constant's rendered name, by ordinal
+  // kEnum with indexed constants (`enum { ACTIVE[Conn], PASSIVE[Conn] }`): the family names and their common index
+  // type. Constant F[i] has ordinal (i - family_index->lo) * families.size() + (position of F); it renders as "F"
+  // when the index type has one value, else "F[i]". Empty / nullptr for a plain enum.
+  std::vector<std::string> families;
+  const Type* family_index = nullptr;
   std::vector<std::string> field_names;   // kRecord
   std::vector<const Type*> field_types;   // kRecord
   std::vector<int> field_offsets;         // kRecord: slot offset of each field

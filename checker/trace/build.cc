@@ -50,7 +50,7 @@ std::string render_value(const model::Model& m, const model::Unit& u, const std:
 ReplayStep bind_replay(const model::Proc& proc, const model::ReplayOp& op, const std::vector<int64_t>& args) {
   ReplayStep r;
   r.op = op.op;
-  const lang::ReplayOpSpec* spec = lang::find_replay_op(op.op);
+  const lang::ReplayOpSpec* spec = lang::find_replay_op(op.op, static_cast<int>(op.args.size()));
   for (size_t i = 0; i < op.args.size(); ++i) {
     const model::Expr* a = op.args[i];
     int64_t v = a->value;
@@ -60,7 +60,7 @@ ReplayStep bind_replay(const model::Proc& proc, const model::ReplayOp& op, const
       }
     }
     std::string text = model::render_scalar(a->type, v);
-    if (spec && spec->args[i] == lang::ReplayArg::kCmEvent) text = "RDMA_CM_EVENT_" + text;
+    if (spec) text = std::string(lang::replay_arg_prefix(spec->args[i])) + text;
     r.args.push_back(std::move(text));
   }
   return r;
