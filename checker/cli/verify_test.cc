@@ -146,11 +146,11 @@ TEST_CASE("exit codes by class") {
   CHECK(limited.rc == code(ExitCode::kInconclusive));
   CHECK(limited.out.find("INCONCLUSIVE: stopped by --max-states after 5 states") != std::string::npos);
   o.max_states = 0;
-  o.params = {"rnr_retry=9"};
+  o.params = {"connect_rnr_retry=9"};
   Run bad_param = run(o);
   CHECK(bad_param.rc == code(ExitCode::kUsage));
-  CHECK(bad_param.err == "qpcheck: error: --param rnr_retry=9: value out of range 0..7\n");
-  o.params = {"rnr_retry"};
+  CHECK(bad_param.err == "qpcheck: error: --param connect_rnr_retry=9: value out of range 0..7\n");
+  o.params = {"connect_rnr_retry"};
   CHECK(run(o).rc == code(ExitCode::kUsage));
   o.params = {};
   o.file = "no/such/file.qpspec";
@@ -194,7 +194,7 @@ TEST_CASE("--trace-out: a bad path is a usage error before the search; a full di
   o.trace_out = "/dev/full";
   Run full = run(o);
   CHECK(full.rc == code(ExitCode::kInternal));
-  CHECK(full.out.find("VIOLATED: passive_send_after_peer_recv") != std::string::npos);
+  CHECK(full.out.find("VIOLATED: no_send_to_empty_rq") != std::string::npos);
   o.trace_out = tmp("trace.json");
   Run ok = run(o);
   CHECK(ok.rc == code(ExitCode::kViolated));
