@@ -3,6 +3,8 @@
 #include "checker/model/eval.h"
 #include "checker/lang/replay_ops.h"
 
+#include <algorithm>
+#include <cctype>
 #include <functional>
 #include <limits>
 #include <map>
@@ -438,6 +440,39 @@ class Checker {
     e->fn = found->second;
     e->args.push_back(v);
     return e;
+  }
+
+  // A fail/assert message with `{NAME}` replaced by the value of the param or const NAME, rendered as in traces
+  // ("raise max_recv_wr (now {max_recv_wr})" -> "... (now 4)"); `{{` and `}}` are literal braces, and a brace that
+  // does not enclose a name is kept as written. Values are fixed when the spec is compiled, so only params and consts
+  // can be shown: any other name is a diagnostic.
+  std::string interpolate(const std::string& text, Span span) {
+    std::string out;
+    for (size_t i = 0; i < text.size(); ++i) {
+      char c = text[i];
+      if ((c == '{' || c == '}') && i + 1 < text.size() && text[i + 1] == c) {
+        out += c;
+        ++i;
+        continue;
+      }
+      size_t close = c == '{' ? text.find('}', i + 1) : std::string::npos;
+      std::string name = close == std::string::npos ? "" : text.substr(i + 1, close - i - 1);
+      bool ident = !name.empty() && name.size() <= 256 && !std::isdigit(static_cast<unsigned char>(name[0])) &&
+                   std::all_of(name.begin(), name.end(),
+                               [](char k) { return std::isalnum(static_cast<unsigned char>(k)) || k == '_'; });
+      if (!ident) {
+        out += c;
+        continue;
+      }
+      auto it = globals_.find(name);
+      if (find_local(name) != nullptr || it == globals_.end() || it->second.kind != Symbol::Kind::kConst) {
+        error(span, fmt::format("'{{{}}}' in a message: only a param or a const can be shown (its value is fixed when "
+                                "the spec is compiled)", name));
+      }
+      out += model::render_scalar(it->second.type, it->second.value);
+      i = close;
+    }
+    return out;
   }
 
   // ---------------------------------------------------------------- slots
@@ -1180,7 +1215,7 @@ class Checker {
       case StmtKind::kFail: {
         model::Stmt* st = new_stmt(SOp::kFail, s->span);
         st->property = s->name.name.empty() ? "assertion" : s->name.name;
-        st->message = s->message;
+        st->message = interpolate(s->message, s->span);
         return st;
       }
       case StmtKind::kAssert: {
@@ -1188,7 +1223,7 @@ class Checker {
         st->rhs = expr(s->expr);
         expect_bool(st->rhs, "an assertion");
         st->property = s->name.name.empty() ? "assertion" : s->name.name;
-        st->message = s->message.empty() ? std::string(sources_.text(s->expr->span)) : s->message;
+        st->message = s->message.empty() ? std::string(sources_.text(s->expr->span)) : interpolate(s->message, s->span);
         return st;
       }
       case StmtKind::kAwait: return not_here("await");

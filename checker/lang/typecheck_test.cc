@@ -166,6 +166,20 @@ TEST_CASE("typecheck: indexed enum constants are connection-major, render with t
   CHECK(one->compiled.model->initial.at(0) == 1);
 }
 
+TEST_CASE("typecheck: a fail or assert message shows params and consts written {NAME}") {
+  const std::string pre = "type T = enum { IB, IWARP };\nparam t: T = IWARP;\nparam depth: 1..8 = 4;\nconst K = 3;\n"
+                          "var x: 0..8;\n";
+  auto c = compile(pre + "process p { fail full \"raise depth (now {depth}, {t}, K={K}) {{literal}} {not a name} {\"; }\n");
+  const model::Step& step = *c->compiled.model->processes.at(0).edges.at(0).at(0).step;
+  REQUIRE(step.body.size() == 1);
+  CHECK(step.body[0]->message == "raise depth (now 4, IWARP, K=3) {literal} {not a name} {");
+  auto d = compile(pre + "process p { assert x < 8 \"x reached {depth}\"; }\n", {{"depth", "8"}});
+  CHECK(d->compiled.model->processes.at(0).edges.at(0).at(0).step->body.at(0)->message == "x reached 8");
+  CHECK(first_error(pre + "process p { fail full \"x is {x}\"; }\n") ==
+        "test.qpspec:6:13: error: '{x}' in a message: only a param or a const can be shown (its value is fixed when "
+        "the spec is compiled)");
+}
+
 TEST_CASE("typecheck: indexed enum constants are checked") {
   const std::string pre = "type C = 0..1;\ntype Ep = enum { ACTIVE[C], PASSIVE[C] };\nvar e: Ep;\n";
   auto e = [&](const std::string& decl) { return first_error(pre + decl); };
