@@ -44,7 +44,7 @@ struct ReplayOpSpec {
   std::string_view summary;
 };
 
-inline constexpr std::array<ReplayOpSpec, 32> kReplayOps{{
+inline constexpr std::array<ReplayOpSpec, 33> kReplayOps{{
     // connection manager (librdmacm)
     {"create_id", true, {ReplayArg::kEndpoint}, 1,
      "rdma_create_id for an active endpoint (without it, the conductor creates and resolves every active endpoint "
@@ -106,6 +106,9 @@ inline constexpr std::array<ReplayOpSpec, 32> kReplayOps{{
     {"expect_recv", false, {ReplayArg::kEndpoint, ReplayArg::kWcStatus}, 2,
      "the endpoint's receive CQ gets a completion with STATUS (IBV_WC_SUCCESS: an arrival; IBV_WC_WR_FLUSH_ERR: a "
      "receive WR given back by a flush)"},
+    {"expect_no_completion", false, {ReplayArg::kEndpoint}, 1,
+     "the endpoint's send and receive CQs report nothing beyond what was observed, within a short window (WRs "
+     "discarded without a completion: a move to RESET, ibv_destroy_qp, after a drain's markers)"},
     {"expect_srq_recv", false, {ReplayArg::kSrq, ReplayArg::kEndpoint}, 2,
      "a Send to the endpoint consumed one of the SRQ's receive WRs: a successful completion on the endpoint's "
      "receive CQ"},
