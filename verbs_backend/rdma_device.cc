@@ -77,6 +77,14 @@ struct QpHandle {
 
 Status rdma_fail(const char* api, std::string context = "") { return fail(api, errno, std::move(context)); }
 
+// ibv_post_send / ibv_post_recv / ibv_post_srq_recv return an errno value (ibv_post_send.3); a provider that returns
+// -1 instead (libsiw's doorbell passes write()'s -1 up: providers/siw/siw.h siw_db) has the errno in errno.
+Status post_fail(const char* api, int rc) {
+  if (rc > 0) return fail(api, rc);
+  int err = errno;
+  return fail(api, err, fmt::format("the provider returned {} instead of an errno value; errno is {}", rc, err));
+}
+
 // Buffer layout of an endpoint's memory region (one MR, local write + remote read/write):
 constexpr int kSlots = 64;                              // receive buffers (a post_recv count is at most 64)
 constexpr size_t kSlotBytes = 64;
@@ -347,7 +355,8 @@ class RdmaDevice : public Device {
       wr.sg_list = &sge;
       wr.num_sge = 1;
       ibv_recv_wr* bad = nullptr;
-      if (int rc = ibv_post_srq_recv(r.srq.get(), &wr, &bad)) return fail("ibv_post_srq_recv", rc);  // errno
+      errno = 0;
+      if (int rc = ibv_post_srq_recv(r.srq.get(), &wr, &bad)) return post_fail("ibv_post_srq_recv", rc);
     }
     return Status::success();
   }
@@ -365,7 +374,8 @@ class RdmaDevice : public Device {
       wr.sg_list = &sge;
       wr.num_sge = 1;
       ibv_recv_wr* bad = nullptr;
-      if (int rc = ibv_post_recv(ep->qp.qp, &wr, &bad)) return fail("ibv_post_recv", rc);  // returns errno
+      errno = 0;
+      if (int rc = ibv_post_recv(ep->qp.qp, &wr, &bad)) return post_fail("ibv_post_recv", rc);
     }
     return Status::success();
   }
@@ -399,7 +409,8 @@ class RdmaDevice : public Device {
       wc_opcode = op == WrOpcode::kRdmaWrite ? "IBV_WC_RDMA_WRITE" : "IBV_WC_RDMA_READ";
     }
     ibv_send_wr* bad = nullptr;
-    if (int rc = ibv_post_send(ep->qp.qp, &wr, &bad)) return fail("ibv_post_send", rc);  // returns errno
+    errno = 0;
+    if (int rc = ibv_post_send(ep->qp.qp, &wr, &bad)) return post_fail("ibv_post_send", rc);
     ep->send_wrs[wr.wr_id] = wc_opcode;
     return Status::success();
   }

@@ -3,7 +3,8 @@
 # /traces/list ("NAME DEVICE SETUP EXPECT"), each result between QPCHECK-BEGIN / QPCHECK-END lines, checks two
 # environment errors, and ends with "QPCHECK-VM done".
 # SETUP is - or comma-separated MODULE.PARAM=VALUE module parameters (siw.peer_to_peer=1) written to
-# /sys/module/MODULE/parameters/PARAM for that trace only and restored after it.
+# /sys/module/MODULE/parameters/PARAM for that trace only and restored after it, and timeout_ms=N, that trace's
+# --timeout-ms (default QPCHECK_TIMEOUT_MS).
 verdict() { case "$1" in 10) echo REPRODUCED;; 11) echo NOT_REPRODUCED;; 12) echo DIVERGED;; 6) echo ENVIRONMENT;;
               *) echo "EXIT_$1";; esac; }
 # Writes each MODULE.PARAM=VALUE of $1; with $2 = save, remembers the old values in /tmp/restore first.
@@ -11,6 +12,7 @@ apply() {
   : >/tmp/restore.new
   for kv in $(echo "$1" | tr ',' ' '); do
     [ "$kv" = - ] && continue
+    case $kv in timeout_ms=*) continue;; esac
     mp=${kv%%=*}; value=${kv#*=}
     f=/sys/module/${mp%%.*}/parameters/${mp#*.}
     [ "$2" = save ] && echo "${mp}=$(cat "$f")" >>/tmp/restore.new
@@ -22,10 +24,12 @@ apply() {
 # rdma-semantics.md "iWARP (siw)"); every attempt is printed, the host reports how many it took.
 while read -r name device setup expect; do
   apply "$setup" save
+  timeout_ms=${QPCHECK_TIMEOUT_MS:-10000}
+  for kv in $(echo "$setup" | tr ',' ' '); do case $kv in timeout_ms=*) timeout_ms=${kv#timeout_ms=};; esac; done
   attempt=1
   while :; do
     echo "QPCHECK-BEGIN $name $device attempt=$attempt"
-    /bin/qpcheck replay "/traces/$name.json" --device "$device" --timeout-ms "${QPCHECK_TIMEOUT_MS:-10000}"
+    /bin/qpcheck replay "/traces/$name.json" --device "$device" --timeout-ms "$timeout_ms"
     rc=$?
     echo "QPCHECK-END $name $device rc=$rc attempt=$attempt"
     case "|$expect|" in *"|$(verdict $rc)|"*) break;; esac

@@ -49,9 +49,12 @@ while read -r name spec params dev setup exp edit; do
   else
     args=()
     if [ "$params" != "-" ]; then IFS=, read -ra ps <<<"$params"; for p in "${ps[@]}"; do args+=(--param "$p"); done; fi
-    "$qp" verify "spec/$spec.qpspec" "${args[@]}" --witness --trace-out "$work/$name.json" >/dev/null 2>"$work/err"
+    # a shipped spec (spec/NAME) or a replay probe of tests/live/specs (specs/NAME)
+    file="spec/$spec.qpspec"
+    [[ "$spec" != */* ]] || file="tests/live/$spec.qpspec"
+    "$qp" verify "$file" "${args[@]}" --witness --trace-out "$work/$name.json" >/dev/null 2>"$work/err"
     rc=$?
-    [ "$rc" = 0 ] || [ "$rc" = 1 ] || die "qpcheck verify spec/$spec.qpspec ${args[*]} exited $rc: $(head -n 3 "$work/err")"
+    [ "$rc" = 0 ] || [ "$rc" = 1 ] || die "qpcheck verify $file ${args[*]} exited $rc: $(head -n 3 "$work/err")"
   fi
   if [ "$edit" != "-" ]; then
     jq -f "tests/live/$edit" "$work/$name.json" >"$vm_root/traces/$name.json" || die "jq -f tests/live/$edit failed"
