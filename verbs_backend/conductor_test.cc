@@ -249,8 +249,9 @@ TEST_CASE("to ERR every posted WR is flushed in order; to RESET they are discard
                                {{"poll_recv", {"ACTIVE", "IBV_WC_WR_FLUSH_ERR"}}, {"poll_recv", {"ACTIVE", "IBV_WC_WR_FLUSH_ERR"}}},
                                {{"post_send", {"ACTIVE", "IBV_WR_RDMA_READ"}}},
                                {{"poll_send", {"ACTIVE", "IBV_WC_WR_FLUSH_ERR", "IBV_WC_RDMA_READ"}}},
-                               {{"get_cm_event", {"ACTIVE", "RDMA_CM_EVENT_DISCONNECTED"}}},
                                {{"get_cm_event", {"PASSIVE", "RDMA_CM_EVENT_DISCONNECTED"}}},
+                               {{"disconnect", {"PASSIVE"}}},  // IB: the DREP is the peer's rdma_disconnect
+                               {{"get_cm_event", {"ACTIVE", "RDMA_CM_EVENT_DISCONNECTED"}}},
                                {{"modify_qp", {"PASSIVE", "IBV_QPS_RESET"}}}};
   Outcome o = run(make_ops("holds", ops));
   CHECK(o.verdict == Verdict::kNotReproduced);
@@ -267,16 +268,16 @@ TEST_CASE("to ERR every posted WR is flushed in order; to RESET they are discard
 TEST_CASE("a reconnect: ACTIVE[0] torn down and destroyed, ACTIVE[1] connects on a new cm_id and QP") {
   auto ops = up("0") + std::vector<std::vector<trace::ReplayStep>>{
                            {{"disconnect", {"ACTIVE[0]"}}},
+                           {{"get_cm_event", {"PASSIVE[0]", "RDMA_CM_EVENT_DISCONNECTED"}}, {"disconnect", {"PASSIVE[0]"}}},
                            {{"get_cm_event", {"ACTIVE[0]", "RDMA_CM_EVENT_DISCONNECTED"}}},
                            {{"destroy_qp", {"ACTIVE[0]"}}, {"destroy_id", {"ACTIVE[0]"}}},
-                           {{"get_cm_event", {"PASSIVE[0]", "RDMA_CM_EVENT_DISCONNECTED"}}},
                            {{"destroy_qp", {"PASSIVE[0]"}}, {"destroy_id", {"PASSIVE[0]"}}}} +
              up("1") + std::vector<std::vector<trace::ReplayStep>>{
                            {{"post_send", {"PASSIVE[1]", "IBV_WR_SEND"}}},
                            {{"expect_recv", {"ACTIVE[1]", "IBV_WC_SUCCESS"}}}};
   Outcome o = run(make_ops("holds", ops));
   CHECK(o.verdict == Verdict::kNotReproduced);
-  CHECK(o.log.size() == 27);
+  CHECK(o.log.size() == 28);
   // an event retrieved on a destroyed cm_id is a device error at that step
   ops.push_back({{"get_cm_event", {"ACTIVE[0]", "RDMA_CM_EVENT_TIMEWAIT_EXIT"}}});
   Outcome d = run(make_ops("holds", ops));

@@ -224,6 +224,10 @@ Status FakeDevice::post_send(Endpoint e, WrOpcode op) {
   std::string opcode = op == WrOpcode::kSend ? "IBV_WC_SEND" : op == WrOpcode::kRdmaWrite ? "IBV_WC_RDMA_WRITE"
                                                                                           : "IBV_WC_RDMA_READ";
   if (!s.qp) return fail("ibv_post_send", EINVAL, "no QP");
+  if (s.state == QpState::kErr && opt_.transport == Transport::kIWARP && s.disconnected) {
+    // siw_post_send: a user QP's doorbell after the connection closed: -ENOTCONN (libsiw returns -1, errno set)
+    return fail("ibv_post_send", ENOTCONN, "");
+  }
   if (s.state == QpState::kErr) {
     s.send_wcs.push_back(wc(kFlush, opcode));
     return st;
@@ -247,9 +251,10 @@ Status FakeDevice::connect(Endpoint e, const ConnParam& param) {
   s.cm = Cm::kConnecting;
   s.peer_rnr_retry = param.rnr_retry_count;
   if (!listening_) {
-    s.cm = Cm::kIdle;
-    event(e, opt_.transport == Transport::kIB ? "RDMA_CM_EVENT_REJECTED (status 8)"
-                                              : "RDMA_CM_EVENT_REJECTED (status -111)");
+    s.cm = Cm::kRoute;
+    // siw connects its TCP socket inside rdma_connect (siw_cm.c siw_connect: kernel_bindconnect)
+    if (opt_.transport == Transport::kIWARP) return fail("rdma_connect", ECONNREFUSED, "");
+    event(e, "RDMA_CM_EVENT_REJECTED (status 8)");  // IB_CM_REJ_INVALID_SERVICE_ID
     return st;
   }
   Side& p = side(e.peer());
@@ -309,9 +314,22 @@ Status FakeDevice::disconnect(Endpoint e) {
   Side& s = side(e);
   if (s.cm != Cm::kConnected || !s.qp) return fail("rdma_disconnect", EINVAL, "not connected");
   to_err(e);
-  if (!s.disconnected) {
-    disconnected(e);           // after the DREP
-    disconnected(e.peer());    // DREQ received
+  Side& p = side(e.peer());
+  if (opt_.transport == Transport::kIWARP) {
+    // the TCP close tells both sides
+    disconnected(e);
+    disconnected(e.peer());
+    return st;
+  }
+  if (p.disconnect_sent) {
+    // e answers the peer's DREQ: the DREP tells the peer; both cm_ids then leave timewait
+    disconnected(e);
+    disconnected(e.peer());
+    event(e, "RDMA_CM_EVENT_TIMEWAIT_EXIT");
+    event(e.peer(), "RDMA_CM_EVENT_TIMEWAIT_EXIT");
+  } else if (!s.disconnect_sent && !s.disconnected) {
+    s.disconnect_sent = true;  // the DREQ: the peer is told; e hears only the peer's DREP
+    disconnected(e.peer());
   }
   return st;
 }

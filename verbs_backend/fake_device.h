@@ -22,8 +22,11 @@
 //    follows the REP (librdmacm processes CONNECT_RESPONSE inside rdma_get_cm_event), which also sends the RTU
 //    (passive ESTABLISHED); iWARP: both ESTABLISHED at accept. Each QP's rnr_retry comes from the OTHER side's
 //    conn_param. reject: the active side's REJECTED (status 28), its QP to ERR when the event is retrieved
-//    (librdmacm: ucma_modify_qp_err). disconnect: own QP to ERR, DISCONNECTED on both sides once. destroy_id: no
-//    more events; a connected id's peer gets DISCONNECTED (the DREQ).
+//    (librdmacm: ucma_modify_qp_err). disconnect: own QP to ERR; IB: the DREQ gives the peer DISCONNECTED, the
+//    initiator's DISCONNECTED comes with the peer's DREP, which is the peer's own rdma_disconnect (kernel cma.c
+//    rdma_disconnect), then TIMEWAIT_EXIT on both; iWARP: DISCONNECTED on both at once. destroy_id: no more events;
+//    a connected id's peer gets DISCONNECTED. As measured on siw: rdma_connect with no listener fails
+//    (ECONNREFUSED), a Send posted after the close fails (ENOTCONN) instead of flushing.
 // Waits never block: nothing pending means a timeout at once.
 #pragma once
 
@@ -86,6 +89,7 @@ class FakeDevice : public Device {
     bool rep_pending = false;     // ACTIVE: a REP waits for the ULP's rdma_get_cm_event
     bool established = false;     // ESTABLISHED queued (once per cm_id)
     bool disconnected = false;    // DISCONNECTED queued (once)
+    bool disconnect_sent = false; // IB: this side sent the DREQ and waits for the peer's DREP
     bool cqs = false;             // has its CQs (from its first QP on)
     std::deque<std::string> events;
     std::deque<Completion> send_wcs, recv_wcs;
