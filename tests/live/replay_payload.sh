@@ -29,8 +29,20 @@ while read -r name device setup expect; do
   attempt=1
   while :; do
     echo "QPCHECK-BEGIN $name $device attempt=$attempt"
-    /bin/qpcheck replay "/traces/$name.json" --device "$device" --timeout-ms "$timeout_ms"
+    # Bounded: a replay whose process does not exit (seen once: siw with p2p on, after a CONNECT_ERROR, the
+    # process never returned from its teardown) is killed; its verdict is the one it printed, and the host reports
+    # the hang beside it.
+    bound=$((timeout_ms / 1000 * 6 + 60))
+    timeout -s KILL "$bound" /bin/qpcheck replay "/traces/$name.json" --device "$device" --timeout-ms "$timeout_ms" \
+      >/tmp/replay.out 2>&1
     rc=$?
+    cat /tmp/replay.out
+    if [ "$rc" = 137 ]; then
+      case $(grep -E '^(REPRODUCED|NOT REPRODUCED|DIVERGED)' /tmp/replay.out | head -n 1) in
+        REPRODUCED*) rc=10;; "NOT REPRODUCED"*) rc=11;; DIVERGED*) rc=12;; *) rc=137;;
+      esac
+      echo "QPCHECK-HANG $name $device: qpcheck did not exit within $bound s (killed); verdict as printed: rc=$rc"
+    fi
     echo "QPCHECK-END $name $device rc=$rc attempt=$attempt"
     case "|$expect|" in *"|$(verdict $rc)|"*) break;; esac
     [ "$attempt" -lt "${QPCHECK_ATTEMPTS:-3}" ] || break

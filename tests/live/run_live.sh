@@ -81,7 +81,7 @@ vm_secs=$(( $(date +%s) - vm_start ))
 console="$work/vm.out"
 if [ -n "${QPCHECK_LIVE_LOG:-}" ]; then cat "$console" "$work/vm.console" >"$QPCHECK_LIVE_LOG"; fi
 grep -q "QPCHECK-VM done" "$console" || { tail -n 40 "$work/vm.console" "$console"; die "the VM did not finish (qemu exit $qrc after $vm_secs s)"; }
-grep "QPCHECK-VM" "$console"
+grep -E "^QPCHECK-(VM|HANG)" "$console"
 
 # Verdicts: the device's beside the required one, with what it did at the deciding step.
 verdict_of() { case "$1" in 10) echo REPRODUCED;; 11) echo NOT_REPRODUCED;; 12) echo DIVERGED;; 6) echo ENVIRONMENT;;
@@ -99,6 +99,7 @@ for name in "${names[@]}"; do
   [ -n "$decide" ] || decide=$(grep -E '^(REPRODUCED|NOT REPRODUCED|DIVERGED):' <<<"$block" | head -n 1)
   mark=""
   case "|${expect[$name]}|" in *"|$got|"*) ;; *) mark="  <-- FAIL"; bad=1;; esac
+  ! grep -q "^QPCHECK-HANG" <<<"$block" || mark="$mark  (the replay process hung after its verdict and was killed)"
   printf '%-24s %-6s %-24s %-15s %-3s %s%s\n' "$name" "${device[$name]}" "${expect[$name]}" "$got" "$last" "$decide" "$mark"
   if [ "$last" -gt 1 ]; then
     awk -v n="$name" -v k="attempt=$last" '$1=="QPCHECK-BEGIN" && $2==n && $4!=k {on=1} on && /^(DIVERGED|NOT REPRODUCED|REPRODUCED)/ {print "      earlier " $4 ": " $0; on=0}' "$console"
