@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "checker/cli/exit_codes.h"
+#include "checker/cli/format_option.h"
 #include "checker/cli/output_paths.h"
 #include "checker/trace/msc.h"
 #include "checker/trace/render.h"
@@ -18,6 +19,8 @@ void setup_show(CLI::App& app, ShowOptions& opt) {
   app.add_option("--svg", opt.svg, "write the message sequence chart as SVG (- for stdout)");
   app.add_option("--html", opt.html, "write a standalone HTML page with the chart and the steps (- for stdout)");
   app.add_option("--mermaid", opt.mermaid, "write Mermaid sequenceDiagram text (- for stdout)");
+  app.add_option("--names", opt.names, "names in the chart: user (libibverbs/librdmacm, default) or kernel (ib_*)")
+      ->transform(enum_names<trace::Names>({{"user", trace::Names::kUser}, {"kernel", trace::Names::kKernel}}));
 }
 
 int run_show(const ShowOptions& opt, std::ostream& out, std::ostream& err) {
@@ -36,6 +39,7 @@ int run_show(const ShowOptions& opt, std::ostream& out, std::ostream& err) {
                        trace::printable(opt.report, 200), t.verdict);
     return code(ExitCode::kInvalidSpec);
   }
+  t = trace::with_names(t, opt.names);
   struct Job {
     const std::string* path;
     std::string (*render)(const trace::Trace&);

@@ -93,6 +93,10 @@ void setup_verify(CLI::App& app, VerifyOptions& opt) {
   setup_verify_symbolic(app, opt);
   app.add_flag("--witness", opt.witness,
                "when every property holds, include a shortest run to a terminal valid end (for qpcheck replay)");
+  app.add_option("--names", opt.names,
+                 "names in the text report: user (libibverbs/librdmacm, default) or kernel (ib_post_recv, IB_WC_*); "
+                 "the JSON report keeps the user-space names (replayable)")
+      ->transform(enum_names<trace::Names>({{"user", trace::Names::kUser}, {"kernel", trace::Names::kKernel}}));
   app.parse_complete_callback([&app, &opt] {
     opt.given.clear();
     for (const CLI::Option* o : app.get_options()) {
@@ -270,7 +274,7 @@ int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
   if (opt.format == Format::kJson) {
     out << trace::dump_json(json());
   } else {
-    out << trace::to_text(t);
+    out << trace::to_text(trace::with_names(t, opt.names));
     if (opt.por) {
       out << fmt::format("partial-order reduction: {} independence groups; {} of the expanded states used an ample "
                          "set\n", result.por_groups, result.por_reduced_states);

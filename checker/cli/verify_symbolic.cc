@@ -182,7 +182,7 @@ int run_verify_symbolic(const VerifyOptions& opt, std::ostream& out, std::ostrea
   }
   trace::Trace t = symbolic_trace(*spec, r, opt.file, engine, sets);
   nlohmann::json j = trace::to_json(t);
-  std::string text = trace::to_text(t);
+  std::string text = trace::to_text(trace::with_names(t, opt.names));
   if (r.cti && r.result.outcome == explore::Outcome::kInconclusive) {
     explore::Result cr;
     cr.outcome = explore::Outcome::kViolated;
