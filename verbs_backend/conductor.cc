@@ -129,13 +129,6 @@ Plan make_plan(const trace::Trace& t) {
   p.trace_verdict = t.verdict;
   p.property = t.property;
   p.params = t.params;
-  for (const auto& [name, value] : t.params) {
-    std::string where = fmt::format("param {}", trace::printable(name, 80));
-    if (name == "qp_rnr_retry") p.qp_attrs.rnr_retry = parse_int(value, 0, 7, where);
-    if (name == "qp_retry_cnt") p.qp_attrs.retry_cnt = parse_int(value, 0, 7, where);
-    if (name == "qp_max_rd_atomic") p.qp_attrs.max_rd_atomic = parse_int(value, 0, 255, where);
-    if (name == "qp_max_dest_rd_atomic") p.qp_attrs.max_dest_rd_atomic = parse_int(value, 0, 255, where);
-  }
   if (t.verdict != "violated" && t.verdict != "holds") {
     throw PlanError(fmt::format("the trace's verdict is {}: there is no schedule to replay", trace::quote_value(t.verdict)));
   }
@@ -384,7 +377,17 @@ class Run {
     if (n == "create_qp") return host(dev_.create_qp(op.ep, -1));
     if (n == "create_qp_srq") return host(dev_.create_qp(op.ep, op.number));
     if (n == "ibv_create_qp") return host(dev_.create_plain_qp(op.ep));
-    if (n == "modify_qp") return host(dev_.modify_qp(op.ep, qp_state(op.name), plan_.qp_attrs));
+    if (n == "modify_qp") {
+      // modify_qp(e, state, max_dest_rd_atomic, rnr_retry, retry_cnt, max_rd_atomic); the short form: QpAttrs' defaults
+      QpAttrs a;
+      if (arity == 6) {
+        a.max_dest_rd_atomic = op.numbers[0];
+        a.rnr_retry = op.numbers[1];
+        a.retry_cnt = op.numbers[2];
+        a.max_rd_atomic = op.numbers[3];
+      }
+      return host(dev_.modify_qp(op.ep, qp_state(op.name), a));
+    }
     if (n == "destroy_qp") return host(dev_.destroy_qp(op.ep));
     if (n == "destroy_id") return host(dev_.destroy_id(op.ep));
     if (n == "create_srq") return host(dev_.create_srq(op.number));
@@ -436,6 +439,23 @@ class Run {
         if (out_.step == s.index) out_.observed = out_.log.back().observed;
       }
       return ok;
+    }
+    if (n == "expect_no_completion") {
+      // Silence: within the window, neither CQ reports a completion beyond those the trace has read.
+      Millis window = std::min(opt_.timeout, Millis(200));
+      std::string seen;
+      while (wait_send(op.ep, o.sends.size(), &st, window) && st.ok()) {}
+      for (size_t i = std::max(o.send_expect, o.send_poll); st.ok() && i < o.sends.size() && seen.empty(); ++i) {
+        seen = fmt::format("a send completion {}, {}", o.sends[i].name, o.sends[i].opcode);
+      }
+      size_t end = o.recvs.size();
+      int flushed = 0;
+      while (st.ok() && wait_recv(op.ep, &end, false, &flushed, &st, window) && st.ok()) end = o.recvs.size();
+      for (size_t i = std::max(o.recv_expect, o.recv_poll); st.ok() && i < o.recvs.size() && seen.empty(); ++i) {
+        seen = "a receive completion " + recv_text(o.recvs[i]);
+      }
+      const std::string silence = fmt::format("no completion within {} ms", window.count());
+      return observe(true, silence, seen.empty() ? silence : seen);
     }
     rec.observed = "not implemented";
     rec.match = false;

@@ -55,9 +55,6 @@ struct Plan {
   std::string property;           // violated: the property
   std::vector<std::pair<std::string, std::string>> params;
   std::vector<PlannedStep> steps;
-  // A plain-verbs QP's ibv_modify_qp attributes, from the params qp_rnr_retry, qp_retry_cnt, qp_max_rd_atomic,
-  // qp_max_dest_rd_atomic where the trace has them (docs/replay.md).
-  QpAttrs qp_attrs;
 };
 
 // Thrown by make_plan: the trace cannot be replayed (unknown operation, bad argument, nothing to replay).

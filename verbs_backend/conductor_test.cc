@@ -256,6 +256,22 @@ TEST_CASE("to ERR every posted WR is flushed in order; to RESET they are discard
   Outcome o = run(make_ops("holds", ops));
   CHECK(o.verdict == Verdict::kNotReproduced);
   CHECK(o.reason == "the device followed the whole schedule of a spec that holds, as predicted");
+  // receives posted in INIT and the QP moved to RESET: discarded, the CQ stays silent
+  Outcome r = run(make_ops("holds", {{{"ibv_create_qp", {"ACTIVE"}}},
+                                     {{"modify_qp", {"ACTIVE", "IBV_QPS_INIT"}}},
+                                     {{"post_recv", {"ACTIVE", "2"}}},
+                                     {{"modify_qp", {"ACTIVE", "IBV_QPS_RESET"}}},
+                                     {{"expect_no_completion", {"ACTIVE"}}}}));
+  CHECK(r.verdict == Verdict::kNotReproduced);
+  CHECK(r.log.back().op == "expect_no_completion(ACTIVE)");
+  CHECK(r.log.back().observed == "no completion within 1 ms");
+  // silence where the device has flushes the trace did not read: diverges, naming the first
+  auto loud = up("", "2") + std::vector<std::vector<trace::ReplayStep>>{{{"disconnect", {"ACTIVE"}}},
+                                                                         {{"expect_no_completion", {"ACTIVE"}}}};
+  Outcome l = run(make_ops("holds", loud));
+  CHECK(l.verdict == Verdict::kDiverged);
+  CHECK(l.step == 9);
+  CHECK(decided(l) == "no completion within 1 ms | a receive completion IBV_WC_WR_FLUSH_ERR");
   // the first library's expect_recv(e) means an arrival: two flushes are skipped and reported beside "nothing"
   auto old = up("", "2") + std::vector<std::vector<trace::ReplayStep>>{{{"disconnect", {"ACTIVE"}}},
                                                                         {{"expect_recv", {"ACTIVE"}}}};
@@ -306,15 +322,14 @@ TEST_CASE("explicit CM setup: resolution events are the endpoint's; a connect be
   CHECK(d.observed == "rdma_resolve_route: Invalid argument (errno 22): ACTIVE: address not resolved");
 }
 
-TEST_CASE("plain-verbs attributes come from the trace's params; a bad value is a plan error") {
-  trace::Trace t = make_ops("holds", {{{"ibv_create_qp", {"ACTIVE"}}}});
-  t.params = {{"qp_rnr_retry", "3"}, {"qp_max_rd_atomic", "4"}};
-  Plan p = make_plan(t);
-  CHECK(p.qp_attrs.rnr_retry == 3);
-  CHECK(p.qp_attrs.max_rd_atomic == 4);
-  CHECK(p.qp_attrs.retry_cnt == 7);
-  t.params = {{"qp_rnr_retry", "8"}};
-  CHECK(plan_error(t) == "param qp_rnr_retry: expected an integer in 0..7, found \"8\"");
+TEST_CASE("plain-verbs attributes travel as modify_qp's arguments; a bad value is a plan error") {
+  Plan p = make_plan(make_ops("holds", {{{"ibv_create_qp", {"ACTIVE"}},
+                                         {"modify_qp", {"ACTIVE", "IBV_QPS_RTS", "2", "3", "6", "4"}}}}));
+  const PlannedOp& m = p.steps.at(0).ops.at(1);
+  CHECK(m.numbers == std::vector<int>{2, 3, 6, 4});
+  CHECK(m.text() == "modify_qp(ACTIVE, IBV_QPS_RTS, 2, 3, 6, 4)");
+  CHECK(plan_error(make_ops("holds", {{{"modify_qp", {"ACTIVE", "IBV_QPS_RTS", "1", "8", "7", "1"}}}})) ==
+        "step 1 (p), call proc: modify_qp argument 4: expected an integer in 0..7, found \"8\"");
 }
 
 }  // namespace

@@ -58,8 +58,9 @@ const char* qp_state_name(QpState s);  // "IBV_QPS_RTS"
 enum class WrOpcode { kSend, kRdmaWrite, kRdmaRead };
 const char* wr_opcode_name(WrOpcode o);  // "IBV_WR_RDMA_READ"
 
-// Attributes of ibv_modify_qp that come from the trace (its params), for a plain-verbs QP's RTR and RTS: the rest
-// are fixed by the implementation (rdma_device.cc documents each).
+// Attributes of ibv_modify_qp that come from the trace (the 6-argument modify_qp), for a plain-verbs QP's RTR and
+// RTS; the defaults are the 2-argument form's. The rest are fixed by the implementation (rdma_device.cc documents
+// each).
 struct QpAttrs {
   int rnr_retry = 7;           // RTS: IBV_QP_RNR_RETRY (3 bits, 7 = infinite)
   int retry_cnt = 7;           // RTS: IBV_QP_RETRY_CNT
