@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "checker/lang/lexer.h"
+#include "checker/lang/nesting.h"
 
 namespace qpcheck::lang {
 
@@ -29,8 +30,8 @@ class Parser {
  private:
   const Token& peek(int k = 0) const { return t_[std::min<size_t>(p_ + k, t_.size() - 1)]; }
   bool at(Tok k) const { return peek().kind == k; }
-  // Nesting guard: recursive descent must not overflow the stack on hostile input.
-  static constexpr int kMaxNesting = 512;
+  // Nesting guard: every production that can recurse into itself (expr, unary, type, stmt) takes one level, so
+  // recursive descent cannot overflow the stack on hostile input; chains of binary operators are loops (nesting.h).
   struct Nest {
     Parser* p;
     explicit Nest(Parser* parser) : p(parser) {
@@ -539,7 +540,7 @@ class Parser {
   }
   // Sets e's height from its children; a flat chain such as 1 + 1 + ... + 1 builds a deep tree without deep
   // parser recursion, so the bound is enforced here, where every node is made.
-  static constexpr int kMaxHeight = 1000;
+  static constexpr int kMaxHeight = kMaxExprHeight;
   Expr* sized(Expr* e) {
     int h = 0;
     for (const Expr* c : {e->a, e->b, e->c}) {
@@ -560,10 +561,14 @@ class Parser {
     e->b = r;
     return sized(e);
   }
+  // Right-associative (a => b => c is a => (b => c)), parsed as a loop and folded from the right: a chain of arrows
+  // must not recurse once per arrow (7,200 of them overflowed the stack); sized() bounds the tree's height.
   Expr* implies() {
-    Expr* l = or_();
-    if (accept(Tok::kImplies)) return binary(l, BinOp::kImplies, implies());
-    return l;
+    std::vector<Expr*> operands{or_()};
+    while (accept(Tok::kImplies)) operands.push_back(or_());
+    Expr* r = operands.back();
+    for (size_t i = operands.size() - 1; i-- > 0;) r = binary(operands[i], BinOp::kImplies, r);
+    return r;
   }
   Expr* or_() {
     Expr* l = and_();

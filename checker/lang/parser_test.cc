@@ -137,6 +137,13 @@ TEST_CASE("parser: hostile nesting is an error, not a stack overflow") {
   CHECK(parse_error(chain + ";").find("expression more than 1000 levels deep; split it up") != std::string::npos);
   std::string nots = "invariant i: " + std::string(100000, '!') + "true;";
   CHECK(parse_error(nots).find("nesting deeper than 512 levels") != std::string::npos);
+  // `=>` is right-associative: each arrow is one level of recursion (7,200 of them crashed the parser).
+  std::string implies = "invariant i: true";
+  for (int i = 0; i < 7200; ++i) implies += " => true";
+  CHECK(parse_error(implies + ";") == "t.qpspec:1:57617: expression more than 1000 levels deep; split it up");
+  std::string ternary = "const C = true";
+  for (int i = 0; i < 7200; ++i) ternary += " ? 1 : true";
+  CHECK(parse_error(ternary + " ? 1 : 2;").find("nesting deeper than 512 levels") != std::string::npos);
 }
 
 TEST_CASE("diagnostics: a long source line is shown as a window around the caret") {

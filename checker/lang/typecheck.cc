@@ -1,5 +1,6 @@
 #include "checker/lang/typecheck.h"
 
+#include "checker/lang/nesting.h"
 #include "checker/model/eval.h"
 #include "checker/lang/replay_ops.h"
 
@@ -104,6 +105,7 @@ class Checker {
                                      value, known.empty() ? "no parameters" : known));
       }
     }
+    check_nesting(*m_);  // every later phase recurses through calls: bounded here once
     Compiled c;
     c.model = std::move(m_);
     c.warnings = std::move(warnings_);
@@ -456,11 +458,9 @@ class Checker {
       case DeclKind::kProcess: return declare_process(d);
       case DeclKind::kRule: return declare_rule(d);
       case DeclKind::kInvariant: {
-        for (const model::Invariant& inv : m_->invariants) {
-          if (inv.name == d->name.name) {
-            error(d->name.span, fmt::format("duplicate invariant '{}' (first declared at {})", inv.name,
-                                            where(inv.span)));
-          }
+        if (auto [it, fresh] = invariant_spans_.emplace(d->name.name, d->name.span); !fresh) {
+          error(d->name.span, fmt::format("duplicate invariant '{}' (first declared at {})", d->name.name,
+                                          where(it->second)));
         }
         const model::Expr* e = expr(d->value);
         expect_bool(e, "an invariant");
@@ -1452,6 +1452,7 @@ class Checker {
   std::vector<std::unordered_map<std::string, Local>> scopes_;
   std::vector<ProcessInfo> process_infos_;
   std::map<const model::Fn*, const Type*> fn_result_;
+  std::unordered_map<std::string, Span> invariant_spans_;  // name -> the first declaration (duplicates: linear)
   // per process instance being compiled
   std::vector<Node> nodes_;
   std::map<std::string, int> labels_;
