@@ -146,6 +146,13 @@ TEST_CASE("parser: hostile nesting is an error, not a stack overflow") {
   CHECK(parse_error(ternary + " ? 1 : 2;").find("nesting deeper than 512 levels") != std::string::npos);
 }
 
+TEST_CASE("diagnostics: control characters of the source line are shown as '?', the caret in its column") {
+  SourceManager sm;
+  int f = sm.add("esc.qpspec", "x /* \x1b[2J */ oops");
+  std::string d = format_diagnostic(sm, Diagnostic{Severity::kError, Span{f, 13, 17}, "bad"});
+  CHECK(d == "esc.qpspec:1:14: error: bad\n  x /* ?[2J */ oops\n               ^~~~\n");
+}
+
 TEST_CASE("diagnostics: a long source line is shown as a window around the caret") {
   SourceManager sm;
   std::string line = std::string(1000, ' ') + "oops";
