@@ -1,4 +1,5 @@
 // qpcheck: an explicit-state model checker for the ordering rules of RDMA queue pairs and the connection manager.
+#include <csignal>
 #include <exception>
 #include <iostream>
 #include <new>
@@ -16,6 +17,9 @@
 
 int main(int argc, char** argv) {
   using qpcheck::cli::ExitCode;
+  // A closed stdout (`qpcheck verify ... | head -1`) must fail only the writes to stdout, never cost a report file:
+  // SIGPIPE is ignored, EPIPE is an ordinary write error (interrupt.h).
+  std::signal(SIGPIPE, SIG_IGN);
   CLI::App app{"qpcheck: explicit-state model checker for RDMA QP/CM ordering rules"};
   app.require_subcommand(1);
   qpcheck::cli::VerifyOptions verify_opt;

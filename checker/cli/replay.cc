@@ -9,8 +9,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "checker/cli/atomic_file.h"
 #include "checker/cli/exit_codes.h"
 #include "checker/cli/format_option.h"
+#include "checker/cli/verify.h"
 #include "checker/trace/render.h"
 #include "verbs_backend/conductor.h"
 #include "verbs_backend/rdma_device.h"
@@ -25,7 +27,8 @@ void setup_replay(CLI::App& app, ReplayOptions& opt) {
       ->check(CLI::Range(uint64_t{1}, uint64_t{600000}));
   app.add_option("--format", opt.format, "report format on stdout: text or json")
       ->transform(format_names());
-  app.add_option("--report-out", opt.report_out, "also write the JSON replay report to this file");
+  app.add_option("--report-out", opt.report_out, "also write the JSON replay report to this file")
+      ->check(path_validator());
 }
 
 namespace {
@@ -68,12 +71,11 @@ int run_replay(const ReplayOptions& opt, std::ostream& out, std::ostream& err, c
     err << fmt::format("qpcheck: error: {}: cannot replay: {}\n", file, e.what());
     return code(ExitCode::kInvalidSpec);
   }
-  std::ofstream report;
+  AtomicFile report;  // replaced only once complete (atomic_file.h)
   if (!opt.report_out.empty()) {
-    report.open(opt.report_out);
-    if (!report) {
-      err << fmt::format("qpcheck: error: cannot open --report-out file '{}' for writing\n",
-                         trace::printable(opt.report_out, 200));
+    if (std::string why = report.open(opt.report_out); !why.empty()) {
+      err << fmt::format("qpcheck: error: cannot write --report-out file '{}': {}\n",
+                         trace::printable(opt.report_out, 200), why);
       return code(ExitCode::kUsage);
     }
   }
@@ -87,11 +89,10 @@ int run_replay(const ReplayOptions& opt, std::ostream& out, std::ostream& err, c
   else out << verbs::outcome_text(plan, o, opt.device);
   out.flush();
   if (report.is_open()) {
-    report << trace::dump_json(j);
-    report.flush();
-    if (!report) {
-      err << fmt::format("qpcheck: error: writing '{}' failed; the report above is complete\n",
-                         trace::printable(opt.report_out, 200));
+    report.write(trace::dump_json(j));
+    if (std::string why = report.commit(); !why.empty()) {
+      err << fmt::format("qpcheck: error: writing '{}' failed ({}); the report above is complete\n",
+                         trace::printable(opt.report_out, 200), why);
       return code(ExitCode::kInternal);
     }
   }
