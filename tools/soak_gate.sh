@@ -5,7 +5,7 @@
 # --threads (gate searches on one thread). Every run must end with a verdict or as interrupted, and leave
 # well-formed reports: the JSON parses (and agrees with the exit code), JUnit validates against
 # tests/schemas/junit.xsd, SARIF against the SARIF 2.1.0 schema, and no temporary file is left. After a second
-# signal the process must end by that signal with the previous reports untouched.
+# signal the process must end by that signal with each report either the previous one or a complete new one.
 #
 #   tools/soak_gate.sh [--runs N] [--seed S] [--qpcheck PATH]
 # Ends with "N passed, N failed" (one case per run); failures are kept in soak-out/fail-<run>/.
@@ -71,13 +71,19 @@ for ((i = 1; i <= runs; i++)); do
   wait "$pid"; rc=$?
   problem=""
   if [ "$mode" = double ] && [ "$rc" -eq 143 ]; then
-    # Ended by the second signal: the previous reports stay, no temporary is left.
-    for f in g.json g.xml g.sarif; do [ "$(cat "$d/$f")" = previous ] || problem="$f changed after a second signal"; done
+    # Ended by the second signal: each report is the previous one or a complete new one (the signal came after it
+    # was renamed into place), and no temporary is left.
+    [ "$(cat "$d/g.json")" = previous ] || python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$d/g.json" ||
+      problem="g.json neither the previous nor a complete report"
+    [ "$(cat "$d/g.xml")" = previous ] || xmllint --noout --schema tests/schemas/junit.xsd "$d/g.xml" 2>/dev/null ||
+      problem="g.xml neither the previous nor a valid report"
+    [ "$(cat "$d/g.sarif")" = previous ] || python3 -c "import json,sys,jsonschema; jsonschema.validate(json.load(open(sys.argv[1])), json.load(open('third_party/sarif/sarif-schema-2.1.0.json')))" "$d/g.sarif" ||
+      problem="g.sarif neither the previous nor a valid report"
     ls -A "$d" | grep -q '\.tmp-' && problem="temporary file left after a second signal"
     [ -z "$problem" ] && outcome="killed-by-second-signal"
   elif [ "$rc" -le 3 ]; then
-    if ! problem=$(check_reports "$d" "$rc" 2>&1 | tail -n 3); then :; fi
-    check_reports "$d" "$rc" >/dev/null 2>&1 && problem="" || problem=${problem:-"reports invalid"}
+    problem=$(check_reports "$d" "$rc" 2>&1 | tail -n 3)
+    [ "${PIPESTATUS[0]}" -eq 0 ] && problem="" || problem=${problem:-"reports invalid"}
     outcome="exit-$rc"
     grep -q "qpcheck: interrupted" "$d/stderr" && outcome="$outcome-interrupted"
     if [ "$mode" != none ] && ! grep -q "qpcheck: interrupted" "$d/stderr"; then outcome="$outcome-finished-before-signal"; fi

@@ -63,7 +63,11 @@ std::string AtomicFile::open(const std::string& destination) {
   if (name.size() > 200) name.resize(200);  // the temporary name must fit NAME_MAX
   std::string temp = (p.parent_path() / ("." + name + ".tmp-XXXXXX")).string();
   int fd = ::mkostemp(temp.data(), O_CLOEXEC);
-  if (fd < 0) return std::strerror(errno);
+  if (fd < 0) {
+    std::string dir = p.parent_path().empty() ? "." : p.parent_path().string();
+    return fmt::format("cannot create a file in the folder '{}' ({})", dir.size() > 200 ? dir.substr(0, 200) + "..." : dir,
+                       std::strerror(errno));
+  }
   ::fchmod(fd, file_mode());
   file_ = ::fdopen(fd, "w");
   if (file_ == nullptr) {

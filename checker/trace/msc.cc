@@ -283,9 +283,10 @@ std::string to_svg(const Trace& t) {
       int xe = x1 + (x2 - x1) * 3 / 5, ye = y1 + (y2 - y1) * 3 / 5;
       o += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#999999\" stroke-width=\"1.6\" "
                        "stroke-dasharray=\"3,3\"><title>{} via {}: discarded (its sender's QP went to an error state)"
-                       "</title></line>\n<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#b00020\" "
-                       "font-weight=\"bold\" font-size=\"16\">\u2717</text>\n",
-                       x1 + dir * 8, y1, xe, ye, esc(a.label), esc(a.queue), xe, ye + 6);
+                       "</title></line>\n", x1 + dir * 8, y1, xe, ye, esc(a.label), esc(a.queue));
+      // The cross goes over the marks, with the labels.
+      labels += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#b00020\" font-weight=\"bold\" "
+                            "font-size=\"16\">\u2717</text>\n", xe, ye + 6);
       x2 = xe;
       y2 = ye;
     } else {
