@@ -1,11 +1,22 @@
 // Invariants the fuzz harnesses check on what qpcheck writes (docs/fuzzing.md).
 #pragma once
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <string_view>
 
 namespace qpcheck::fuzz {
+
+// A file of its own folder under /tmp, made once per process ("/tmp/qpcheck-<what>.XXXXXX/<name>"): each input is
+// written there and read back as qpcheck reads a user's file.
+inline std::string scratch_file(const std::string& what, const std::string& name) {
+  std::string dir = "/tmp/qpcheck-" + what + ".XXXXXX";
+  if (mkdtemp(dir.data()) == nullptr) std::abort();
+  return dir + "/" + name;
+}
 
 // No C0 control character but newline and tab, and no DEL, reaches a terminal (ESC would start an escape sequence).
 inline void check_terminal_safe(std::string_view text, const char* what) {

@@ -5,7 +5,6 @@
 //
 // A finding is a crash, a sanitizer report, a leak, an input slower than libFuzzer's -timeout, or an exception other
 // than the front end's two (SpecError: an invalid spec; UsageError: an unreadable file): those are exit 5 in qpcheck.
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdint>
@@ -34,11 +33,7 @@ std::string spec_dir() {
 
 // One file per process, rewritten for every input (its own folder: an import "x.qpspec" resolves beside it).
 const std::string& input_path() {
-  static const std::string path = [] {
-    char dir[] = "/tmp/qpcheck-spec-fuzz.XXXXXX";
-    if (mkdtemp(dir) == nullptr) std::abort();
-    return std::string(dir) + "/input.qpspec";
-  }();
+  static const std::string path = qpcheck::fuzz::scratch_file("spec-fuzz", "input.qpspec");
   return path;
 }
 

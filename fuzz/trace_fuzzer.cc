@@ -4,7 +4,6 @@
 // a crash, a sanitizer report, a leak, a slow input, an exception other than the reader's and the planner's, a
 // rendering with raw control characters (a terminal or an XML parser would take them), or a report it writes and
 // then refuses.
-#include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -21,11 +20,7 @@
 namespace {
 
 const std::string& input_path() {
-  static const std::string path = [] {
-    char dir[] = "/tmp/qpcheck-trace-fuzz.XXXXXX";
-    if (mkdtemp(dir) == nullptr) std::abort();
-    return std::string(dir) + "/input.json";
-  }();
+  static const std::string path = qpcheck::fuzz::scratch_file("trace-fuzz", "input.json");
   return path;
 }
 

@@ -58,7 +58,7 @@ for src in "${lib_srcs[@]}"; do
   obj=$out/obj/$(echo "$src" | tr / _).o
   objs+=("$obj")
   # Rebuilt when the source or any project header is newer (headers are few; a full rebuild takes ~2 minutes).
-  if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ -n "$(find checker verbs_backend fuzz -name '*.h' -newer "$obj" -print -quit)" ]; then
+  if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ -n "$(find checker verbs_backend -name '*.h' -newer "$obj" -print -quit)" ]; then
     "$cxx" "${flags[@]}" -fsanitize=fuzzer-no-link -c "$src" -o "$obj" &
     pids+=($!)
     if ((${#pids[@]} >= 2)); then wait "${pids[0]}" || { echo "fuzz: compiling failed"; echo "0 passed, 1 failed"; exit 1; }; pids=("${pids[@]:1}"); fi

@@ -20,14 +20,13 @@ std::string canonical(const std::string& path, bool dash_is_stdout) {
   return ec ? std::filesystem::absolute(path, ec).lexically_normal().string() : p.string();
 }
 
-// Same existing file: device and inode (through hard links and symlinks alike).
-bool same_inode(const std::string& a, const std::string& b) {
+}  // namespace
+
+bool same_file(const std::string& a, const std::string& b) {
   struct stat sa {}, sb {};
   return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
          sa.st_ino == sb.st_ino;
 }
-
-}  // namespace
 
 std::vector<std::string> spec_files(const std::string& spec, const std::vector<std::string>& lib_dirs) {
   lang::SourceManager sources;
@@ -64,13 +63,13 @@ std::string output_path_conflict(const std::vector<std::pair<std::string, std::s
     std::string c = canonical(path, dash_is_stdout);
     const bool stdout_path = c == "-";
     for (const auto& [what, in] : inputs) {
-      if (!in.empty() && (canonical(in, false) == c || (!stdout_path && same_inode(path, in)))) {
+      if (!in.empty() && (canonical(in, false) == c || (!stdout_path && same_file(path, in)))) {
         return fmt::format("{} '{}' would overwrite the {} it reads{}", option, trace::printable(path, 200), what,
                            what != "imported file" ? "" : fmt::format(" ('{}')", trace::printable(in, 200)));
       }
     }
     for (const auto& [other, oc, op] : seen) {
-      if (oc == c || (!stdout_path && oc != "-" && same_inode(path, op))) {
+      if (oc == c || (!stdout_path && oc != "-" && same_file(path, op))) {
         return c == "-" ? fmt::format("{} and {} both write to stdout; give one of them a file", other, option)
                         : fmt::format("{} and {} both name '{}': one report would overwrite the other", other,
                                       option, path);

@@ -17,6 +17,9 @@ std::string output_path_conflict(const std::vector<std::pair<std::string, std::s
                                  const std::vector<std::pair<std::string, std::string>>& inputs,
                                  bool dash_is_stdout);
 
+// Whether `a` and `b` name the same existing file (same device and inode: links and other spellings included).
+bool same_file(const std::string& a, const std::string& b);
+
 // The files a spec reads: `spec` and every file it imports, transitively (as lang::load_program finds them with
 // `lib_dirs`). A spec that cannot be read or parsed yields what was found before the error (at least `spec`): the
 // run reports that error later, in its place.

@@ -1,7 +1,6 @@
 #include "checker/cli/replay.h"
 
 #include <arpa/inet.h>
-#include <sys/stat.h>
 
 #include <fstream>
 #include <iostream>
@@ -12,6 +11,7 @@
 #include "checker/cli/atomic_file.h"
 #include "checker/cli/exit_codes.h"
 #include "checker/cli/format_option.h"
+#include "checker/cli/output_paths.h"
 #include "checker/cli/verify.h"
 #include "checker/trace/render.h"
 #include "verbs_backend/conductor.h"
@@ -31,15 +31,6 @@ void setup_replay(CLI::App& app, ReplayOptions& opt) {
       ->check(path_validator());
 }
 
-namespace {
-
-// Whether `a` and `b` name the same existing file (same device and inode: links and other spellings included).
-bool same_file(const std::string& a, const std::string& b) {
-  struct stat sa {}, sb {};
-  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
-}  // namespace
 
 int run_replay(const ReplayOptions& opt, std::ostream& out, std::ostream& err, const DeviceFactory& factory) {
   // Usage errors first, before the trace is read or a device opened.
