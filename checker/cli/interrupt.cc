@@ -44,6 +44,12 @@ const std::atomic<bool>& install_interrupt_handlers() {
   return g_interrupted;
 }
 
+void restore_default_interrupt_handlers() {
+  ::signal(SIGINT, SIG_DFL);
+  ::signal(SIGTERM, SIG_DFL);
+  if (g_interrupted.load()) ::raise(g_signal.load());
+}
+
 const std::atomic<bool>& interrupt_flag() { return g_interrupted; }
 
 int interrupt_signal() { return g_signal.load(); }

@@ -12,6 +12,10 @@ namespace qpcheck::cli {
 // Installs the handlers (again, if something replaced them) and returns the flag they set.
 const std::atomic<bool>& install_interrupt_handlers();
 
+// Puts SIGINT and SIGTERM back to their default action (a run that does not read the flag: the Z3 engines); if one
+// already arrived, the process ends by it now, as it would have without the handlers.
+void restore_default_interrupt_handlers();
+
 // The flag, whether or not the handlers are installed (false until a signal arrives).
 const std::atomic<bool>& interrupt_flag();
 

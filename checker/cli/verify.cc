@@ -200,7 +200,10 @@ int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
     err << "qpcheck: error: " << conflict << "\n";
     return code(ExitCode::kUsage);
   }
-  if (wants_symbolic(opt)) return run_verify_symbolic(opt, out, err);
+  if (wants_symbolic(opt)) {
+    restore_default_interrupt_handlers();  // Z3 does not read the flag: a signal ends the run at once
+    return run_verify_symbolic(opt, out, err);
+  }
   lang::SourceManager sources;
   lang::Ast ast;
   lang::ParamOverrides overrides;
