@@ -246,13 +246,13 @@ int shell(const std::string& script) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-TEST_CASE("SIGPIPE: verify | head -1 keeps the report file and the verdict's exit code") {
+TEST_CASE("SIGPIPE: verify into a closed pipe keeps the report file and the verdict's exit code") {
   fs::path d = tmp_dir("sigpipe");
   put(d / "lib.qpspec", kLib);
   put(d / "main.qpspec", kMain);
   std::string t = (d / "t.json").string();
   int rc = shell("checker/cli/qpcheck verify " + (d / "main.qpspec").string() + " --trace-out " + t +
-                 " | head -c 1 >/dev/null; exit ${PIPESTATUS[0]}");
+                 " | true; exit ${PIPESTATUS[0]}");  // the reader is gone before the report is printed
   CHECK(rc == code(ExitCode::kViolated));
   CHECK(nlohmann::json::parse(slurp(t))["verdict"] == "violated");
 }

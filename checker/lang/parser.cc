@@ -562,7 +562,7 @@ class Parser {
     return sized(e);
   }
   // Right-associative (a => b => c is a => (b => c)), parsed as a loop and folded from the right: a chain of arrows
-  // must not recurse once per arrow (7,200 of them overflowed the stack); sized() bounds the tree's height.
+  // must not recurse once per arrow (a long chain would overflow the stack); sized() bounds the tree's height.
   Expr* implies() {
     std::vector<Expr*> operands{or_()};
     while (accept(Tok::kImplies)) operands.push_back(or_());
