@@ -54,6 +54,9 @@ CLI::Validator count_validator();
 // Seconds: a finite decimal number in [0, max_seconds]; "nan", "inf", "-1" and trailing text are refused.
 CLI::Validator seconds_validator(double max_seconds = std::numeric_limits<double>::max());
 
+// A file or folder name: refuses an empty one ("--trace-out ''" would otherwise mean "no file" silently).
+CLI::Validator path_validator();
+
 // Registers the subcommand's options on `app` (a CLI11 subcommand) bound to `opt`.
 void setup_verify(CLI::App& app, VerifyOptions& opt);
 

@@ -1,5 +1,6 @@
 #include "checker/lang/typecheck.h"
 
+#include "checker/lang/nesting.h"
 #include "checker/model/eval.h"
 #include "checker/lang/replay_ops.h"
 
@@ -107,6 +108,7 @@ class Checker {
                                      value, known.empty() ? "no parameters" : known));
       }
     }
+    check_nesting(*m_);  // every later phase recurses through calls: bounded here once
     Compiled c;
     c.model = std::move(m_);
     c.warnings = std::move(warnings_);
@@ -607,11 +609,9 @@ class Checker {
       case DeclKind::kProcess: return declare_process(d);
       case DeclKind::kRule: return declare_rule(d);
       case DeclKind::kInvariant: {
-        for (const model::Invariant& inv : m_->invariants) {
-          if (inv.name == d->name.name) {
-            error(d->name.span, fmt::format("duplicate invariant '{}' (first declared at {})", inv.name,
-                                            where(inv.span)));
-          }
+        if (auto [it, fresh] = invariant_spans_.emplace(d->name.name, d->name.span); !fresh) {
+          error(d->name.span, fmt::format("duplicate invariant '{}' (first declared at {})", d->name.name,
+                                          where(it->second)));
         }
         const model::Expr* e = expr(d->value);
         expect_bool(e, "an invariant");
@@ -1650,6 +1650,7 @@ class Checker {
   std::map<const model::Fn*, const Type*> fn_result_;
   std::map<std::pair<const Type*, int64_t>, const model::Fn*> family_fns_;  // F(i) of each indexed family
   std::map<const Type*, const model::Fn*> index_fns_;                        // index(x) per indexed enum
+  std::unordered_map<std::string, Span> invariant_spans_;  // name -> the first declaration (duplicates: linear)
   // per process instance being compiled
   std::vector<Node> nodes_;
   std::map<std::string, int> labels_;
