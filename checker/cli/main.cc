@@ -1,11 +1,14 @@
 // qpcheck: an explicit-state model checker for the ordering rules of RDMA queue pairs and the connection manager.
+#include <csignal>
 #include <exception>
 #include <iostream>
 #include <new>
+#include <string_view>
 
 #include <CLI/CLI.hpp>
 
 #include "checker/cli/exit_codes.h"
+#include "checker/cli/interrupt.h"
 #include "checker/cli/synth.h"
 #include "checker/cli/diff.h"
 #include "checker/cli/gate.h"
@@ -16,6 +19,14 @@
 
 int main(int argc, char** argv) {
   using qpcheck::cli::ExitCode;
+  // A closed stdout (`qpcheck verify ... | head -1`) must fail only the writes to stdout, never cost a report file:
+  // SIGPIPE is ignored, EPIPE is an ordinary write error (interrupt.h).
+  std::signal(SIGPIPE, SIG_IGN);
+  // verify and gate turn a first SIGINT/SIGTERM into an inconclusive, fully reported run: from the first instruction,
+  // so that a signal during start-up is not a silent death (interrupt.h).
+  if (argc > 1 && (std::string_view(argv[1]) == "verify" || std::string_view(argv[1]) == "gate")) {
+    qpcheck::cli::install_interrupt_handlers();
+  }
   CLI::App app{"qpcheck: explicit-state model checker for RDMA QP/CM ordering rules"};
   app.require_subcommand(1);
   qpcheck::cli::VerifyOptions verify_opt;

@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "checker/explore/explorer.h"
+#include "checker/trace/names.h"
 
 namespace qpcheck::cli {
 
@@ -38,6 +39,7 @@ struct VerifyOptions {
   double smt_timeout = 0;               // bmc/kind: seconds per solver call; 0 = none
   uint64_t smt_rlimit = 0;              // bmc/kind: Z3 resource limit per solver call (deterministic); 0 = none
   bool witness = false;                 // when every property holds, report a schedule to a terminal valid end
+  trace::Names names = trace::Names::kUser;  // text output: user-space (libibverbs) or kernel (ib_*) names
   std::vector<std::string> given;       // long names of the options given ("--depth"), filled by setup_verify's
                                         // parse callback: an option the chosen engine or storage ignores is refused
 };
@@ -51,6 +53,9 @@ std::string option_conflict(const VerifyOptions& opt);
 CLI::Validator count_validator();
 // Seconds: a finite decimal number in [0, max_seconds]; "nan", "inf", "-1" and trailing text are refused.
 CLI::Validator seconds_validator(double max_seconds = std::numeric_limits<double>::max());
+
+// A file or folder name: refuses an empty one ("--trace-out ''" would otherwise mean "no file" silently).
+CLI::Validator path_validator();
 
 // Registers the subcommand's options on `app` (a CLI11 subcommand) bound to `opt`.
 void setup_verify(CLI::App& app, VerifyOptions& opt);

@@ -84,6 +84,11 @@ class Observer : public model::TransitionSystem, public model::SuccessorSink {
 
   int state_words() const override { return sys_.state_words(); }
   std::vector<std::vector<uint64_t>> initial_states() override { return sys_.initial_states(); }
+  void set_interrupt(const std::atomic<bool>* flag) override {
+    sys_.set_interrupt(flag);
+    machine_.interrupt = flag;
+  }
+  uint64_t memory_bytes() const override { return sys_.memory_bytes(); }
   void set_deadline(std::chrono::steady_clock::time_point d) override {
     sys_.set_deadline(d);
     machine_.deadline = d;
@@ -157,6 +162,8 @@ class OnlyProperty : public model::TransitionSystem, public model::SuccessorSink
   int state_words() const override { return sys_.state_words(); }
   std::vector<std::vector<uint64_t>> initial_states() override { return sys_.initial_states(); }
   void set_deadline(std::chrono::steady_clock::time_point d) override { sys_.set_deadline(d); }
+  void set_interrupt(const std::atomic<bool>* flag) override { sys_.set_interrupt(flag); }
+  uint64_t memory_bytes() const override { return sys_.memory_bytes(); }
   bool valid_end(const uint64_t* state) override { return sys_.valid_end(state); }
   std::optional<model::Violation> check_invariants(const uint64_t* state) override {
     return sys_.check_invariants(state);
@@ -189,6 +196,15 @@ void failable(const std::vector<const model::Stmt*>& body, std::set<std::string>
   }
 }
 
+// The specialiser's bounds for every system a configuration builds: a quarter of the memory limit, and none at all
+// once interrupted (the searches then stop at once).
+model::BuildLimits build_limits(const Options& opt) {
+  model::BuildLimits b;
+  if (opt.limits.max_memory_bytes) b.max_bytes = std::min(b.max_bytes, opt.limits.max_memory_bytes / 4);
+  b.interrupt = opt.interrupt;
+  return b;
+}
+
 void check_config(const std::string& path, lang::Compiled& compiled, const lang::Matrix& mx, size_t ci,
                   const Options& opt, ConfigResult& out) {
   model::Model& m = *compiled.model;
@@ -199,8 +215,9 @@ void check_config(const std::string& path, lang::Compiled& compiled, const lang:
   eo.limits = opt.limits;
   eo.check_deadlock = false;  // the observer decides deadlocks itself
   eo.progress = opt.progress;
+  eo.interrupt = opt.interrupt;
 
-  model::ModelSystem reach_sys(m);
+  model::ModelSystem reach_sys(m, build_limits(opt));
   Observer observer(reach_sys, m, opt.check_deadlock);
   explore::Result reach = explore::explore(observer, eo);
   out.limit = reach.limit;
@@ -208,7 +225,7 @@ void check_config(const std::string& path, lang::Compiled& compiled, const lang:
   bool exhaustive = reach.limit.empty();
 
   // Coverage: which actions fired, grouped into statements (process steps) and rule instances.
-  model::ModelSystem describer(m);
+  model::ModelSystem describer(m, build_limits(opt));
   std::vector<uint64_t> init = describer.initial_states().at(0);
   uint32_t actions = describer.action_count();
   std::vector<bool> fired(actions, false);
@@ -268,7 +285,7 @@ void check_config(const std::string& path, lang::Compiled& compiled, const lang:
       for (const model::Invariant& inv : all) {
         if (inv.name == info.name) m.invariants.push_back(inv);
       }
-      model::ModelSystem sys(m);
+      model::ModelSystem sys(m, build_limits(opt));
       OnlyProperty only(sys, info.name);
       explore::Options po = eo;
       po.check_deadlock = info.name == "deadlock";

@@ -21,6 +21,9 @@ struct Options {
   bool coverage = true;                      // actions/statements never executed, vacuous properties
   std::vector<std::string> lib_dirs;         // import search path (after the importing file's folder)
   std::function<void(const explore::Stats&)> progress;  // explore::Options::progress of every run
+  // explore::Options::interrupt of every run: once set, each remaining search stops at once (limit "interrupted"),
+  // so every configuration still gets a result, inconclusive where nothing was decided.
+  const std::atomic<bool>* interrupt = nullptr;
 };
 
 // How an outcome compares with its expectation.

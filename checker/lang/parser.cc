@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "checker/lang/lexer.h"
+#include "checker/lang/nesting.h"
 
 namespace qpcheck::lang {
 
@@ -29,8 +30,8 @@ class Parser {
  private:
   const Token& peek(int k = 0) const { return t_[std::min<size_t>(p_ + k, t_.size() - 1)]; }
   bool at(Tok k) const { return peek().kind == k; }
-  // Nesting guard: recursive descent must not overflow the stack on hostile input.
-  static constexpr int kMaxNesting = 512;
+  // Nesting guard: every production that can recurse into itself (expr, unary, type, stmt) takes one level, so
+  // recursive descent cannot overflow the stack on hostile input; chains of binary operators are loops (nesting.h).
   struct Nest {
     Parser* p;
     explicit Nest(Parser* parser) : p(parser) {
@@ -548,7 +549,7 @@ class Parser {
   }
   // Sets e's height from its children; a flat chain such as 1 + 1 + ... + 1 builds a deep tree without deep
   // parser recursion, so the bound is enforced here, where every node is made.
-  static constexpr int kMaxHeight = 1000;
+  static constexpr int kMaxHeight = kMaxExprHeight;
   Expr* sized(Expr* e) {
     int h = 0;
     for (const Expr* c : {e->a, e->b, e->c}) {
@@ -569,10 +570,14 @@ class Parser {
     e->b = r;
     return sized(e);
   }
+  // Right-associative (a => b => c is a => (b => c)), parsed as a loop and folded from the right: a chain of arrows
+  // must not recurse once per arrow (a long chain would overflow the stack); sized() bounds the tree's height.
   Expr* implies() {
-    Expr* l = or_();
-    if (accept(Tok::kImplies)) return binary(l, BinOp::kImplies, implies());
-    return l;
+    std::vector<Expr*> operands{or_()};
+    while (accept(Tok::kImplies)) operands.push_back(or_());
+    Expr* r = operands.back();
+    for (size_t i = operands.size() - 1; i-- > 0;) r = binary(operands[i], BinOp::kImplies, r);
+    return r;
   }
   Expr* or_() {
     Expr* l = and_();
@@ -721,6 +726,16 @@ class Parser {
 
 constexpr size_t kMaxSpecBytes = 16 << 20;
 
+// A path for a message: control characters as '?', at most 200 bytes of it (then "..." and its size): an import path
+// may be a megabyte long.
+std::string shown(const std::string& path) {
+  std::string s = path.size() > 200 ? path.substr(0, 200) : path;
+  for (char& c : s) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  }
+  return path.size() > 200 ? fmt::format("{}... ({} bytes)", s, path.size()) : s;
+}
+
 // Reads at most kMaxSpecBytes + 1 bytes (a device such as /dev/zero must not exhaust memory).
 std::string read_file(const std::string& path, bool* ok, bool* too_big) {
   *too_big = false;
@@ -767,22 +782,44 @@ Program load_program(SourceManager& sources, Ast& ast, const std::string& path,
         for (const std::string& dir : lib_dirs) candidates.push_back(fs::path(dir) / rel);
       }
       std::string found;
+      std::string not_regular;  // the first candidate that exists but is not a regular file, and what it is
       for (const fs::path& c : candidates) {
         std::error_code ec;
-        if (fs::is_regular_file(c, ec)) { found = c.string(); break; }
+        fs::file_status st = fs::status(c, ec);
+        if (fs::is_regular_file(st)) { found = c.string(); break; }
+        if (not_regular.empty() && fs::exists(st)) {
+          const char* what = fs::is_directory(st)       ? "a folder"
+                             : fs::is_fifo(st)          ? "a FIFO"
+                             : fs::is_character_file(st) ? "a character device"
+                             : fs::is_block_file(st)    ? "a block device"
+                             : fs::is_socket(st)        ? "a socket"
+                                                        : "not a regular file";
+          not_regular = fmt::format("\"{}\": it is {}, not a spec file", shown(c.lexically_normal().string()), what);
+        }
+      }
+      if (found.empty() && !not_regular.empty()) {
+        throw SpecError(d->name.span, fmt::format("cannot import {}", not_regular));
       }
       if (found.empty()) {
+        // The folders searched, not the import path joined to each (a long path would be repeated once per folder).
         std::string where;
-        for (const fs::path& c : candidates) where += "\n    " + c.lexically_normal().string();
-        throw SpecError(d->name.span, fmt::format("cannot find imported file \"{}\"; looked in:{}", d->path, where));
+        if (rel.is_absolute()) where = "\n    (an absolute path: nowhere else)";
+        for (size_t i = rel.is_absolute() ? candidates.size() : 0; i < candidates.size(); ++i) {
+          fs::path dir = i == 0 ? fs::path(file_path).parent_path() : fs::path(lib_dirs[i - 1]);
+          where += "\n    " + shown((dir.empty() ? fs::path(".") : dir).lexically_normal().string());
+        }
+        throw SpecError(d->name.span, fmt::format("cannot find imported file \"{}\"; looked in:{}", shown(d->path),
+                                                  where));
       }
       std::error_code ec;
       std::string key = fs::weakly_canonical(found, ec).string();
       if (!loaded.insert(key).second) continue;
       bool ok = true, too_big = false;
       std::string text = read_file(found, &ok, &too_big);
-      if (!ok) throw SpecError(d->name.span, fmt::format("cannot read imported file \"{}\"", found));
-      if (too_big) throw SpecError(d->name.span, fmt::format("imported file \"{}\" is larger than 16 MiB", found));
+      if (!ok) throw SpecError(d->name.span, fmt::format("cannot read imported file \"{}\"", shown(found)));
+      if (too_big) {
+        throw SpecError(d->name.span, fmt::format("imported file \"{}\" is larger than 16 MiB", shown(found)));
+      }
       int idx = sources.add(fs::path(found).lexically_normal().string(), std::move(text));
       self(self, found, idx);
     }

@@ -1,8 +1,11 @@
 #include "checker/lang/typecheck.h"
 
+#include "checker/lang/nesting.h"
 #include "checker/model/eval.h"
 #include "checker/lang/replay_ops.h"
 
+#include <algorithm>
+#include <cctype>
 #include <functional>
 #include <limits>
 #include <map>
@@ -105,6 +108,7 @@ class Checker {
                                      value, known.empty() ? "no parameters" : known));
       }
     }
+    check_nesting(*m_);  // every later phase recurses through calls: bounded here once
     Compiled c;
     c.model = std::move(m_);
     c.warnings = std::move(warnings_);
@@ -440,6 +444,39 @@ class Checker {
     return e;
   }
 
+  // A fail/assert message with `{NAME}` replaced by the value of the param or const NAME, rendered as in traces
+  // ("raise max_recv_wr (now {max_recv_wr})" -> "... (now 4)"); `{{` and `}}` are literal braces, and a brace that
+  // does not enclose a name is kept as written. Values are fixed when the spec is compiled, so only params and consts
+  // can be shown: any other name is a diagnostic.
+  std::string interpolate(const std::string& text, Span span) {
+    std::string out;
+    for (size_t i = 0; i < text.size(); ++i) {
+      char c = text[i];
+      if ((c == '{' || c == '}') && i + 1 < text.size() && text[i + 1] == c) {
+        out += c;
+        ++i;
+        continue;
+      }
+      size_t close = c == '{' ? text.find('}', i + 1) : std::string::npos;
+      std::string name = close == std::string::npos ? "" : text.substr(i + 1, close - i - 1);
+      bool ident = !name.empty() && name.size() <= 256 && !std::isdigit(static_cast<unsigned char>(name[0])) &&
+                   std::all_of(name.begin(), name.end(),
+                               [](char k) { return std::isalnum(static_cast<unsigned char>(k)) || k == '_'; });
+      if (!ident) {
+        out += c;
+        continue;
+      }
+      auto it = globals_.find(name);
+      if (find_local(name) != nullptr || it == globals_.end() || it->second.kind != Symbol::Kind::kConst) {
+        error(span, fmt::format("'{{{}}}' in a message: only a param or a const can be shown (its value is fixed when "
+                                "the spec is compiled)", name));
+      }
+      out += model::render_scalar(it->second.type, it->second.value);
+      i = close;
+    }
+    return out;
+  }
+
   // ---------------------------------------------------------------- slots
   static constexpr size_t kMaxSlots = 1 << 16;  // scalar slots per state: bounds memory on hostile specs
   // Values a quantifier, a for loop or a rule's parameters range over: each is enumerated in every state.
@@ -572,11 +609,9 @@ class Checker {
       case DeclKind::kProcess: return declare_process(d);
       case DeclKind::kRule: return declare_rule(d);
       case DeclKind::kInvariant: {
-        for (const model::Invariant& inv : m_->invariants) {
-          if (inv.name == d->name.name) {
-            error(d->name.span, fmt::format("duplicate invariant '{}' (first declared at {})", inv.name,
-                                            where(inv.span)));
-          }
+        if (auto [it, fresh] = invariant_spans_.emplace(d->name.name, d->name.span); !fresh) {
+          error(d->name.span, fmt::format("duplicate invariant '{}' (first declared at {})", d->name.name,
+                                          where(it->second)));
         }
         const model::Expr* e = expr(d->value);
         expect_bool(e, "an invariant");
@@ -1180,7 +1215,7 @@ class Checker {
       case StmtKind::kFail: {
         model::Stmt* st = new_stmt(SOp::kFail, s->span);
         st->property = s->name.name.empty() ? "assertion" : s->name.name;
-        st->message = s->message;
+        st->message = interpolate(s->message, s->span);
         return st;
       }
       case StmtKind::kAssert: {
@@ -1188,7 +1223,7 @@ class Checker {
         st->rhs = expr(s->expr);
         expect_bool(st->rhs, "an assertion");
         st->property = s->name.name.empty() ? "assertion" : s->name.name;
-        st->message = s->message.empty() ? std::string(sources_.text(s->expr->span)) : s->message;
+        st->message = s->message.empty() ? std::string(sources_.text(s->expr->span)) : interpolate(s->message, s->span);
         return st;
       }
       case StmtKind::kAwait: return not_here("await");
@@ -1615,6 +1650,7 @@ class Checker {
   std::map<const model::Fn*, const Type*> fn_result_;
   std::map<std::pair<const Type*, int64_t>, const model::Fn*> family_fns_;  // F(i) of each indexed family
   std::map<const Type*, const model::Fn*> index_fns_;                        // index(x) per indexed enum
+  std::unordered_map<std::string, Span> invariant_spans_;  // name -> the first declaration (duplicates: linear)
   // per process instance being compiled
   std::vector<Node> nodes_;
   std::map<std::string, int> labels_;
