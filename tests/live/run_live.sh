@@ -80,12 +80,16 @@ qrc=$?
 vm_secs=$(( $(date +%s) - vm_start ))
 console="$work/vm.out"
 if [ -n "${QPCHECK_LIVE_LOG:-}" ]; then cat "$console" "$work/vm.console" >"$QPCHECK_LIVE_LOG"; fi
-grep -q "QPCHECK-VM done" "$console" || { tail -n 40 "$work/vm.console" "$console"; die "the VM did not finish (qemu exit $qrc after $vm_secs s)"; }
-grep -E "^QPCHECK-(VM|HANG)" "$console"
+if ! grep -q "QPCHECK-VM done" "$console"; then
+  tail -n 40 "$work/vm.console" "$console"
+  running=$(awk '$1=="QPCHECK-BEGIN" {n=$2 " on " $3 " (" $4 ")"} $1=="QPCHECK-END" {n=""} END {print n}' "$console")
+  die "the VM did not finish (qemu exit $qrc after $vm_secs s)${running:+; it was replaying $running}"
+fi
+grep -E "^QPCHECK-(VM|HANG|WEDGED)" "$console"
 
 # Verdicts: the device's beside the required one, with what it did at the deciding step.
 verdict_of() { case "$1" in 10) echo REPRODUCED;; 11) echo NOT_REPRODUCED;; 12) echo DIVERGED;; 6) echo ENVIRONMENT;;
-                 *) echo "EXIT_$1";; esac; }
+                 wedged) echo WEDGED;; *) echo "EXIT_$1";; esac; }
 bad=0
 printf '%-24s %-6s %-24s %-15s %-3s %s\n' trace device required device-did try "deciding step (model | device)"
 for name in "${names[@]}"; do
@@ -93,7 +97,7 @@ for name in "${names[@]}"; do
   last=$(grep -c "^QPCHECK-END $name " "$console")
   block=$(awk -v n="$name" -v k="attempt=$last" '$1=="QPCHECK-BEGIN" && $2==n && $4==k {on=1; next}
                                                  $1=="QPCHECK-END" && $2==n && $5==k {print; on=0} on' "$console")
-  rc=$(grep -o 'QPCHECK-END .* rc=[0-9]*' <<<"$block" | sed 's/.*rc=//')
+  rc=$(grep -o 'QPCHECK-END .* rc=[^ ]*' <<<"$block" | sed 's/.*rc=//')
   got=$(verdict_of "${rc:-none}")
   decide=$(grep -E '^(REPRODUCED|NOT REPRODUCED|DIVERGED) at step' <<<"$block" | head -n 1)
   [ -n "$decide" ] || decide=$(grep -E '^(REPRODUCED|NOT REPRODUCED|DIVERGED):' <<<"$block" | head -n 1)
@@ -111,7 +115,7 @@ for env in unknown_device no_permission; do
   grep -q "rc=6 " <<<"$line" || { echo "live: $env should exit 6 (environment)"; bad=1; }
 done
 echo "live: full output: set QPCHECK_LIVE_LOG=FILE to keep it; replay reports:"
-awk '/^QPCHECK-BEGIN/{on=1} on{print "  " $0} /^QPCHECK-END/{on=0}' "$console"
+awk '/^QPCHECK-BEGIN/{on=1} on && !/^QPCHECK-ALIVE/{print "  " $0} /^QPCHECK-END/{on=0}' "$console"
 echo "live: VM boot+replay+poweroff $vm_secs s; wall time $(elapsed) s"
 [ "$bad" = 0 ] || { echo "live: FAIL: a device verdict differs from tests/live/traces.txt"; exit 1; }
 echo "live: PASS"

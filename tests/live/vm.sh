@@ -69,7 +69,7 @@ for p in "${puts[@]}"; do
   vm_add "$src" "$dest"
 done
 if [ -n "$script" ]; then cp "$script" "$vm_root/payload"; else printf '%s\n' "$command" >"$vm_root/payload"; fi
-vm_boot "$secs" "$work/vm"
+QPCHECK_VM_STALL=${QPCHECK_VM_STALL:-$secs} vm_boot "$secs" "$work/vm"
 qrc=$?
 [ -z "$console" ] || cp "$work/vm.console" "$console"
 rc=$(sed -n 's/^QPCHECK-PAYLOAD rc=\([0-9]*\).*/\1/p' "$work/vm.out" | tail -n 1)

@@ -154,17 +154,37 @@ vm_add() {
 
 # 4. Boots the VM: packs the root (with $vm_root/payload, a shell script the caller wrote), runs qemu for at most
 # $1 seconds, leaves the kernel console in $2.console and the payload's output in $2.out (carriage returns removed).
-# Returns qemu's exit status (124: timed out).
+# A guest that prints nothing on the payload's port for QPCHECK_VM_STALL seconds (default 240; the payload prints a
+# heartbeat every 60 s while a replay runs) is stopped: a kernel that died under it (siw's iw_cm BUG() with a spinlock
+# held stops both CPUs) would otherwise keep the job for the whole bound.
+# Returns qemu's exit status (124: timed out, 125: stalled).
 vm_boot() {
-  local secs=$1 out=$2
+  local secs=$1 out=$2 stall=${QPCHECK_VM_STALL:-240}
   chmod +x "$vm_root/payload"
   (cd "$vm_root" && find . | cpio -o -H newc --quiet | zstd -q -3 -T0 -f -o "$out.initramfs.zst") ||
     die "building the initramfs failed"
+  : >"$out.raw"
   timeout "$secs" qemu-system-x86_64 -accel tcg -m 1024 -smp 2 -nographic -no-reboot -nic none \
     -kernel "$vm_kdir/vmlinux" -initrd "$out.initramfs.zst" \
     -chardev file,id=payload,path="$out.raw" -device isa-serial,chardev=payload,index=1 \
-    -append "console=ttyS0 panic=-1 quiet loglevel=3 rdinit=/init" </dev/null >"$out.console.raw" 2>&1
-  local rc=$?
+    -append "console=ttyS0 panic=-1 quiet loglevel=3 rdinit=/init" </dev/null >"$out.console.raw" 2>&1 &
+  local pid=$! size=-1 quiet=0 rc
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 5
+    local now
+    now=$(stat -c %s "$out.raw" 2>/dev/null || echo 0)
+    if [ "$now" = "$size" ]; then quiet=$((quiet + 5)); else quiet=0; size=$now; fi
+    if [ "$quiet" -ge "$stall" ]; then
+      echo "live: the guest printed nothing for $stall s: stopping it"
+      pkill -TERM -P "$pid" 2>/dev/null; kill -TERM "$pid" 2>/dev/null
+      wait "$pid" 2>/dev/null
+      tr -d '\r' <"$out.console.raw" >"$out.console"
+      tr -d '\r' <"$out.raw" >"$out.out" 2>/dev/null || : >"$out.out"
+      return 125
+    fi
+  done
+  wait "$pid"
+  rc=$?
   tr -d '\r' <"$out.console.raw" >"$out.console"
   tr -d '\r' <"$out.raw" >"$out.out" 2>/dev/null || : >"$out.out"
   return $rc
