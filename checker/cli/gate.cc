@@ -136,8 +136,7 @@ int run_gate(const GateOptions& opt, std::ostream& out, std::ostream& err) {
     err << "qpcheck: error: " << e.what() << "\n";
     return code(ExitCode::kUsage);
   }
-  go.lib_dirs = opt.lib_dirs;
-  for (const std::string& d : default_lib_dirs()) go.lib_dirs.push_back(d);
+  go.search_path = lang::default_search_path(opt.lib_dirs);
   go.progress = progress_printer();
 
   // stdout carries the summary (text, or JSON with --format json): a report there would be mixed into it.

@@ -1,0 +1,22 @@
+// `qpcheck verify --all-violations` (docs/cli.md, "Choosing properties"): the gate's runs on the spec's own
+// configuration (gate/property_runs.h), every violated property with its own shortest counterexample.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+
+#include "checker/explore/explorer.h"
+#include "checker/lang/properties.h"
+#include "checker/model/model.h"
+
+namespace qpcheck::cli {
+
+// Checks every property of `plan` on `m` (limits and progress from `eo`), prints the report (text: a summary line
+// per property, then each counterexample; JSON: see docs/json-report.md, "all_violations") to `out` and, when
+// `trace_file` is open, the JSON report to it. Returns the exit code: 1 if any property is violated, else 2 if any
+// is undecided, else 0 (5 when the trace file cannot be written).
+int report_all_violations(model::Model& m, const lang::PropertyPlan& plan, const std::string& spec,
+                          const explore::Options& eo, bool json, std::ostream& out, std::ostream& err,
+                          std::ostream* trace_file, const std::string& trace_path);
+
+}  // namespace qpcheck::cli
