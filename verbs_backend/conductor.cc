@@ -1,9 +1,12 @@
 #include "verbs_backend/conductor.h"
 
-#include <chrono>
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <cstdlib>
+#include <map>
 #include <optional>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -79,7 +82,7 @@ PlannedOp plan_op(const trace::ReplayStep& r, const std::string& where) {
       }
     }
   }
-  if (!op.endpoints.empty()) op.ep = op.endpoints[0].side;
+  if (!op.endpoints.empty()) op.ep = op.endpoints[0];
   if (!op.numbers.empty()) op.number = op.numbers[0];
   if (!op.names.empty()) op.name = op.names[0];
   return op;
@@ -114,14 +117,10 @@ std::optional<Endpoint> parse_endpoint(const std::string& text) {
           !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
         return std::nullopt;
       }
-      return Endpoint{side, std::stoi(digits)};
+      return Endpoint{side, std::stoi(digits), true};
     }
   }
   return std::nullopt;
-}
-
-std::string Endpoint::text() const {
-  return connection == 0 ? ep_name(side) : fmt::format("{}[{}]", ep_name(side), connection);
 }
 
 Plan make_plan(const trace::Trace& t) {
@@ -175,12 +174,30 @@ namespace {
 struct Observed {
   std::vector<std::string> events;
   size_t event_expect = 0, event_get = 0;   // expect_cm_event / get_cm_event
-  std::vector<std::string> sends;
-  size_t send_expect = 0;
-  std::vector<std::string> recvs;           // successful receive completions (IBV_WC_RECV)
-  size_t recv_expect = 0, recv_poll = 0;    // expect_recv / poll_recv
-  int flushed_recvs = 0;                    // receive WRs completed with IBV_WC_WR_FLUSH_ERR (not arrivals)
+  std::vector<Completion> sends;
+  size_t send_expect = 0, send_poll = 0;    // expect_send_wc / poll_send
+  std::vector<Completion> recvs;            // every receive completion, IBV_WC_WR_FLUSH_ERR included
+  size_t recv_expect = 0, recv_poll = 0;    // expect_recv, expect_srq_recv / poll_recv
 };
+
+// A receive completion as the report shows it: "IBV_WC_SUCCESS", "IBV_WC_SUCCESS (SRQ 0)".
+std::string recv_text(const Completion& c) { return c.srq >= 0 ? fmt::format("{} (SRQ {})", c.name, c.srq) : c.name; }
+
+bool is_flush(const Completion& c) { return c.name == "IBV_WC_WR_FLUSH_ERR"; }
+
+QpState qp_state(const std::string& name) {  // "IBV_QPS_RTS"; make_plan checked it
+  std::string_view s = std::string_view(name).substr(8);
+  for (size_t i = 0; i < lang::kQpStateNames.size(); ++i) {
+    if (lang::kQpStateNames[i] == s) return static_cast<QpState>(i);
+  }
+  return QpState::kErr;
+}
+
+WrOpcode wr_opcode(const std::string& name) {
+  if (name == "IBV_WR_RDMA_WRITE") return WrOpcode::kRdmaWrite;
+  if (name == "IBV_WR_RDMA_READ") return WrOpcode::kRdmaRead;
+  return WrOpcode::kSend;
+}
 
 class Run {
  public:
@@ -189,6 +206,7 @@ class Run {
   Outcome go() {
     auto start = std::chrono::steady_clock::now();
     Status st = dev_.open(opt_.timeout);
+    if (st.ok()) st = setup();
     if (!st.ok()) {
       out_.verdict = Verdict::kEnvironment;
       out_.reason = st.text();
@@ -201,63 +219,115 @@ class Run {
   }
 
  private:
-  Observed& obs(Ep e) { return e == Ep::kActive ? active_ : passive_; }
+  Observed& obs(Endpoint e) { return observed_[e]; }
 
-  // Waits until `list` (filled by `pump`) has more than `cursor` entries. Returns false on timeout; a device error
-  // is left in *error.
-  template <typename Pump>
-  bool wait_for(const std::vector<std::string>& list, size_t cursor, Millis timeout, Pump pump, Status* error) {
+  // What the conductor does before step 1 (docs/replay.md, "Setup"): listen unless the trace does; create and
+  // resolve every ACTIVE endpoint the trace names but does not create itself. A failure is an environment problem.
+  Status setup() {
+    bool listens = false;
+    std::set<Endpoint> created, actives;
+    for (const PlannedStep& s : plan_.steps) {
+      for (const PlannedOp& op : s.ops) {
+        if (op.op == "listen") listens = true;
+        if (op.op == "create_id") created.insert(op.ep);
+        for (const Endpoint& e : op.endpoints) {
+          if (e.side == Ep::kActive) actives.insert(e);
+        }
+      }
+    }
+    if (!listens) {
+      if (Status st = dev_.listen(); !st.ok()) return st;
+    }
+    for (const Endpoint& e : actives) {
+      if (created.count(e)) continue;
+      if (Status st = dev_.create_id(e); !st.ok()) return st;
+      if (Status st = dev_.resolve_addr(e); !st.ok()) return st;
+      if (Status st = setup_event(e, "RDMA_CM_EVENT_ADDR_RESOLVED"); !st.ok()) return st;
+      if (Status st = dev_.resolve_route(e); !st.ok()) return st;
+      if (Status st = setup_event(e, "RDMA_CM_EVENT_ROUTE_RESOLVED"); !st.ok()) return st;
+    }
+    return Status::success();
+  }
+
+  Status setup_event(Endpoint e, const std::string& want) {
+    std::optional<std::string> ev;
+    if (Status st = dev_.next_cm_event(e, opt_.timeout, &ev); !st.ok()) return st;
+    if (!ev) {
+      return fail("rdma_get_cm_event", ETIMEDOUT,
+                  fmt::format("setup of {}: no {} within {} ms", e.text(), want, opt_.timeout.count()));
+    }
+    if (*ev != want) {
+      return fail("rdma_get_cm_event", EPROTO, fmt::format("setup of {}: expected {}, got {}", e.text(), want, *ev));
+    }
+    return Status::success();
+  }
+
+  // Pumps the device (`pump` waits up to the time left itself and says whether it got something) until `ready()`
+  // or the timeout. Returns ready(); a device error is left in *error.
+  template <typename Ready, typename Pump>
+  bool wait_until(Ready ready, Millis timeout, Pump pump, Status* error) {
     auto deadline = std::chrono::steady_clock::now() + timeout;
-    // Pumps at least once, even when the timeout is shorter than a millisecond. A pump waits up to `left` itself, so
-    // one that returns nothing has used the time up.
-    for (bool first = true; list.size() <= cursor; first = false) {
+    // Pumps at least once, even when the timeout is shorter than a millisecond, and on while the pump finds
+    // something (what the device reported before the deadline counts, however long it takes to read). A pump that
+    // returns nothing has used the time up.
+    for (bool got = true; !ready();) {
       auto left = std::max(Millis(0), std::chrono::duration_cast<Millis>(deadline - std::chrono::steady_clock::now()));
-      if (!first && left.count() == 0) return false;
-      bool got = false;
+      if (!got && left.count() == 0) return false;
+      got = false;
       *error = pump(left, &got);
       if (!error->ok()) return false;
-      if (!got) return list.size() > cursor;
+      if (!got) return ready();
     }
     return true;
   }
 
-  bool wait_event(Ep e, size_t cursor, Status* error, std::optional<Millis> timeout = std::nullopt) {
+  bool wait_event(Endpoint e, size_t cursor, Status* error, std::optional<Millis> timeout = std::nullopt) {
     Observed& o = obs(e);
-    return wait_for(o.events, cursor, timeout.value_or(opt_.timeout), [&](Millis left, bool* got) {
-      std::optional<std::string> ev;
-      Status st = dev_.next_cm_event(e, left, &ev);
-      if (ev) o.events.push_back(*ev);
-      *got = ev.has_value();
-      return st;
-    }, error);
+    return wait_until([&] { return o.events.size() > cursor; }, timeout.value_or(opt_.timeout),
+                      [&](Millis left, bool* got) {
+                        std::optional<std::string> ev;
+                        Status st = dev_.next_cm_event(e, left, &ev);
+                        if (ev) o.events.push_back(*ev);
+                        *got = ev.has_value();
+                        return st;
+                      }, error);
   }
 
-  bool wait_send(Ep e, size_t cursor, Status* error, std::optional<Millis> timeout = std::nullopt) {
+  bool wait_send(Endpoint e, size_t cursor, Status* error, std::optional<Millis> timeout = std::nullopt) {
     Observed& o = obs(e);
-    return wait_for(o.sends, cursor, timeout.value_or(opt_.timeout), [&](Millis left, bool* got) {
-      std::optional<Completion> wc;
-      Status st = dev_.next_send_completion(e, left, &wc);
-      if (wc) o.sends.push_back(wc->name);
-      *got = wc.has_value();
-      return st;
-    }, error);
+    return wait_until([&] { return o.sends.size() > cursor; }, timeout.value_or(opt_.timeout),
+                      [&](Millis left, bool* got) {
+                        std::optional<Completion> wc;
+                        Status st = dev_.next_send_completion(e, left, &wc);
+                        if (wc) o.sends.push_back(*wc);
+                        *got = wc.has_value();
+                        return st;
+                      }, error);
   }
 
-  // Receive completions: IBV_WC_WR_FLUSH_ERR is a receive WR given back when the QP entered ERR, not an arrival:
-  // counted on its own. Any other error status is recorded as observed (and will not match IBV_WC_SUCCESS).
-  bool wait_recv(Ep e, size_t cursor, Status* error, std::optional<Millis> timeout = std::nullopt) {
+  // Receive completions. `skip_flush` (the first library's expect_recv(e) / poll_recv(e), which mean "a Send
+  // arrived"): a receive WR given back with IBV_WC_WR_FLUSH_ERR when the QP entered ERR is not an arrival; the
+  // cursor moves past it and *flushed counts it.
+  bool wait_recv(Endpoint e, size_t* cursor, bool skip_flush, int* flushed, Status* error,
+                 std::optional<Millis> timeout = std::nullopt) {
     Observed& o = obs(e);
-    return wait_for(o.recvs, cursor, timeout.value_or(opt_.timeout), [&](Millis left, bool* got) {
-      std::optional<Completion> wc;
-      Status st = dev_.next_recv_completion(e, left, &wc);
-      *got = wc.has_value();
-      if (wc && wc->name == "IBV_WC_WR_FLUSH_ERR") {
-        ++o.flushed_recvs;
-      } else if (wc) {
-        o.recvs.push_back(wc->name);
-      }
-      return st;
-    }, error);
+    return wait_until(
+        [&] {
+          while (skip_flush && *cursor < o.recvs.size() && is_flush(o.recvs[*cursor])) {
+            ++*cursor;
+            ++*flushed;
+          }
+          return o.recvs.size() > *cursor;
+        },
+        timeout.value_or(opt_.timeout),
+        [&](Millis left, bool* got) {
+          std::optional<Completion> wc;
+          Status st = dev_.next_recv_completion(e, left, &wc);
+          if (wc) o.recvs.push_back(*wc);
+          *got = wc.has_value();
+          return st;
+        },
+        error);
   }
 
   std::string nothing() const {
@@ -268,8 +338,8 @@ class Run {
   bool run_op(const PlannedStep& s, const PlannedOp& op, bool last) {
     OpRecord rec{s.index, s.actor, op.text(), "ok", "", true};
     Status st;
-    // A host call: ok is expected, except in a step the model itself calls a violation (an illegal post), where
-    // the device refusing the call reproduces it.
+    // A host call: ok is expected, except in a step the model itself calls a violation (an illegal post or
+    // modify), where the device refusing the call reproduces it.
     auto host = [&](Status r) {
       rec.observed = r.ok() ? "ok" : r.text();
       if (s.failed) rec.expected = "ok, or an error (the model's fail)";
@@ -297,74 +367,100 @@ class Run {
                        : "the device did something the model did not predict");
       return false;
     };
-    if (!implemented(op)) {
-      rec.observed = "not implemented";
-      rec.match = false;
-      log(rec);
-      decide(Verdict::kDiverged, s.index, "ok", rec.observed, "replay operation not implemented: " + op.text());
-      return false;
-    }
+    const std::string& n = op.op;
+    const int arity = op.spec->arity;
     Observed& o = obs(op.ep);
-    if (op.op == "create_qp") return host(dev_.create_qp(op.ep));
-    if (op.op == "post_recv") return host(dev_.post_recv(op.ep, op.number));
-    if (op.op == "post_send") return host(dev_.post_send(op.ep));
-    if (op.op == "connect" || op.op == "accept") {
+    if (n == "listen") return host(dev_.listen());
+    if (n == "create_id") return host(dev_.create_id(op.ep));
+    if (n == "resolve_addr") return host(dev_.resolve_addr(op.ep));
+    if (n == "resolve_route") return host(dev_.resolve_route(op.ep));
+    if (n == "create_qp") return host(dev_.create_qp(op.ep, -1));
+    if (n == "create_qp_srq") return host(dev_.create_qp(op.ep, op.number));
+    if (n == "ibv_create_qp") return host(dev_.create_plain_qp(op.ep));
+    if (n == "modify_qp") {
+      // modify_qp(e, state, max_dest_rd_atomic, rnr_retry, retry_cnt, max_rd_atomic); the short form: QpAttrs' defaults
+      QpAttrs a;
+      if (arity == 6) {
+        a.max_dest_rd_atomic = op.numbers[0];
+        a.rnr_retry = op.numbers[1];
+        a.retry_cnt = op.numbers[2];
+        a.max_rd_atomic = op.numbers[3];
+      }
+      return host(dev_.modify_qp(op.ep, qp_state(op.name), a));
+    }
+    if (n == "destroy_qp") return host(dev_.destroy_qp(op.ep));
+    if (n == "destroy_id") return host(dev_.destroy_id(op.ep));
+    if (n == "create_srq") return host(dev_.create_srq(op.number));
+    if (n == "post_srq_recv") return host(dev_.post_srq_recv(op.numbers[0], op.numbers[1]));
+    if (n == "post_recv") return host(dev_.post_recv(op.ep, op.number));
+    if (n == "post_send") return host(dev_.post_send(op.ep, arity == 1 ? WrOpcode::kSend : wr_opcode(op.name)));
+    if (n == "connect" || n == "accept") {
       ConnParam cp;
-      cp.rnr_retry_count = op.number;
+      cp.rnr_retry_count = op.numbers[0];
       if (op.numbers.size() == 3) {
         cp.initiator_depth = op.numbers[1];
         cp.responder_resources = op.numbers[2];
       }
-      return host(op.op == "connect" ? dev_.connect(op.ep, cp) : dev_.accept(op.ep, cp));
+      return host(n == "connect" ? dev_.connect(op.ep, cp) : dev_.accept(op.ep, cp));
     }
-    if (op.op == "reject") return host(dev_.reject(op.ep));
-    if (op.op == "disconnect") return host(dev_.disconnect(op.ep));
-    if (op.op == "get_cm_event" || op.op == "expect_cm_event") {
-      size_t& cursor = op.op == "get_cm_event" ? o.event_get : o.event_expect;
+    if (n == "reject") return host(dev_.reject(op.ep));
+    if (n == "disconnect") return host(dev_.disconnect(op.ep));
+    if (n == "get_cm_event" || n == "expect_cm_event") {
+      size_t& cursor = n == "get_cm_event" ? o.event_get : o.event_expect;
       bool got = wait_event(op.ep, cursor, &st);
       std::string seen = got ? o.events[cursor] : "";
       if (got) ++cursor;
       return observe(got, op.name, seen);
     }
-    if (op.op == "expect_send_wc") {
-      bool got = wait_send(op.ep, o.send_expect, &st);
-      std::string seen = got ? o.sends[o.send_expect++] : "";
-      return observe(got, op.name, seen);
+    if (n == "expect_send_wc" || n == "poll_send") {
+      size_t& cursor = n == "poll_send" ? o.send_poll : o.send_expect;
+      bool with_opcode = op.names.size() == 2;
+      bool got = wait_send(op.ep, cursor, &st);
+      std::string seen;
+      if (got) {
+        const Completion& c = o.sends[cursor++];
+        seen = with_opcode ? fmt::format("{}, {}", c.name, c.opcode) : c.name;
+      }
+      return observe(got, with_opcode ? fmt::format("{}, {}", op.names[0], op.names[1]) : op.names[0], seen);
     }
-    if (op.op == "expect_recv" || op.op == "poll_recv") {
-      size_t& cursor = op.op == "poll_recv" ? o.recv_poll : o.recv_expect;
-      bool got = wait_recv(op.ep, cursor, &st);
-      std::string seen = got ? o.recvs[cursor++] : "";
-      bool ok = observe(got, "IBV_WC_SUCCESS", seen);
-      if (!got && st.ok() && o.flushed_recvs > 0) {
+    if (n == "expect_recv" || n == "poll_recv" || n == "expect_srq_recv") {
+      size_t& cursor = n == "poll_recv" ? o.recv_poll : o.recv_expect;
+      bool arrival = arity == 1;  // the first library's forms: a successful arrival, flushes skipped
+      std::string expected = n == "expect_srq_recv" ? fmt::format("IBV_WC_SUCCESS (SRQ {})", op.number)
+                             : arrival            ? "IBV_WC_SUCCESS"
+                                                  : op.name;
+      int flushed = 0;
+      bool got = wait_recv(op.ep, &cursor, arrival, &flushed, &st);
+      std::string seen = got ? recv_text(o.recvs[cursor++]) : "";
+      bool ok = observe(got, expected, seen);
+      if (!got && st.ok() && flushed > 0) {
         // the receives came back flushed: the QP went to ERR instead (say so beside "nothing")
-        out_.log.back().observed += fmt::format(" ({} receive WRs completed with IBV_WC_WR_FLUSH_ERR)", o.flushed_recvs);
+        out_.log.back().observed += fmt::format(" ({} receive WRs completed with IBV_WC_WR_FLUSH_ERR)", flushed);
         if (out_.step == s.index) out_.observed = out_.log.back().observed;
       }
       return ok;
     }
+    if (n == "expect_no_completion") {
+      // Silence: within the window, neither CQ reports a completion beyond those the trace has read.
+      Millis window = std::min(opt_.timeout, Millis(200));
+      std::string seen;
+      while (wait_send(op.ep, o.sends.size(), &st, window) && st.ok()) {}
+      for (size_t i = std::max(o.send_expect, o.send_poll); st.ok() && i < o.sends.size() && seen.empty(); ++i) {
+        seen = fmt::format("a send completion {}, {}", o.sends[i].name, o.sends[i].opcode);
+      }
+      size_t end = o.recvs.size();
+      int flushed = 0;
+      while (st.ok() && wait_recv(op.ep, &end, false, &flushed, &st, window) && st.ok()) end = o.recvs.size();
+      for (size_t i = std::max(o.recv_expect, o.recv_poll); st.ok() && i < o.recvs.size() && seen.empty(); ++i) {
+        seen = "a receive completion " + recv_text(o.recvs[i]);
+      }
+      const std::string silence = fmt::format("no completion within {} ms", window.count());
+      return observe(true, silence, seen.empty() ? silence : seen);
+    }
     rec.observed = "not implemented";
     rec.match = false;
     log(rec);
-    decide(Verdict::kDiverged, s.index, "ok", rec.observed, "replay operation not implemented: " + op.op);
-    return false;
-  }
-
-  // The forms this conductor drives: one connection (every endpoint of connection 0), the first library's
-  // operations, and the v2 forms that mean the same (a Send WR, successful receive completions, conn_param depths).
-  static bool implemented(const PlannedOp& op) {
-    for (const Endpoint& e : op.endpoints) {
-      if (e.connection != 0) return false;
-    }
-    const std::string& n = op.op;
-    int arity = op.spec->arity;
-    if (n == "create_qp" || n == "post_recv" || n == "connect" || n == "accept" || n == "reject" ||
-        n == "disconnect" || n == "get_cm_event" || n == "expect_cm_event") {
-      return true;
-    }
-    if (n == "post_send") return arity == 1 || op.names[0] == "IBV_WR_SEND";
-    if (n == "poll_recv" || n == "expect_recv") return arity == 1 || op.names[0] == "IBV_WC_SUCCESS";
-    if (n == "expect_send_wc") return arity == 2;
+    decide(Verdict::kDiverged, s.index, "ok", rec.observed, "replay operation not implemented: " + op.text());
     return false;
   }
 
@@ -397,29 +493,40 @@ class Run {
     }
   }
 
-  // After a holds schedule: drains what the device still reports (each wait at most 200 ms) and returns the first
-  // error nobody predicted (a send/receive completion other than success or flush; a failing CM event), or "".
+  // After a holds schedule: drains what the device still reports on every endpoint the trace names (each wait at
+  // most 200 ms) and returns the first error nobody predicted (a send/receive completion other than success or
+  // flush; a failing CM event), or "". An endpoint the device cannot wait on (no cm_id, no CQ) is skipped.
   std::string unpredicted() {
     Millis window = std::min(opt_.timeout, Millis(200));
-    Status st;
-    for (Ep e : {Ep::kActive, Ep::kPassive}) {
+    std::set<Endpoint> all;
+    for (const PlannedStep& s : plan_.steps) {
+      for (const PlannedOp& op : s.ops) all.insert(op.endpoints.begin(), op.endpoints.end());
+    }
+    for (const Endpoint& e : all) {
       Observed& o = obs(e);
+      Status st;
       while (wait_event(e, o.events.size(), &st, window) && st.ok()) {}
       for (size_t i = std::max(o.event_expect, o.event_get); i < o.events.size(); ++i) {
         for (const char* bad : {"RDMA_CM_EVENT_CONNECT_ERROR", "RDMA_CM_EVENT_UNREACHABLE", "RDMA_CM_EVENT_REJECTED",
                                 "RDMA_CM_EVENT_DEVICE_REMOVAL"}) {
-          if (o.events[i].rfind(bad, 0) == 0) return fmt::format("{} on {}", o.events[i], ep_name(e));
+          if (o.events[i].rfind(bad, 0) == 0) return fmt::format("{} on {}", o.events[i], e.text());
         }
       }
+      st = Status::success();
       while (wait_send(e, o.sends.size(), &st, window) && st.ok()) {}
-      for (size_t i = o.send_expect; i < o.sends.size(); ++i) {
-        if (o.sends[i] != "IBV_WC_SUCCESS" && o.sends[i] != "IBV_WC_WR_FLUSH_ERR") {
-          return fmt::format("a send completion {} on {}", o.sends[i], ep_name(e));
+      for (size_t i = std::max(o.send_expect, o.send_poll); i < o.sends.size(); ++i) {
+        if (o.sends[i].name != "IBV_WC_SUCCESS" && !is_flush(o.sends[i])) {
+          return fmt::format("a send completion {} on {}", o.sends[i].name, e.text());
         }
       }
-      while (wait_recv(e, o.recvs.size(), &st, window) && st.ok()) {}
+      st = Status::success();
+      size_t end = o.recvs.size();
+      int flushed = 0;
+      while (wait_recv(e, &end, false, &flushed, &st, window) && st.ok()) end = o.recvs.size();
       for (size_t i = std::max(o.recv_expect, o.recv_poll); i < o.recvs.size(); ++i) {
-        if (o.recvs[i] != "IBV_WC_SUCCESS") return fmt::format("a receive completion {} on {}", o.recvs[i], ep_name(e));
+        if (o.recvs[i].name != "IBV_WC_SUCCESS" && !is_flush(o.recvs[i])) {
+          return fmt::format("a receive completion {} on {}", o.recvs[i].name, e.text());
+        }
       }
     }
     return "";
@@ -437,7 +544,7 @@ class Run {
   const Plan& plan_;
   Device& dev_;
   const ConductorOptions& opt_;
-  Observed active_, passive_;
+  std::map<Endpoint, Observed> observed_;
   Outcome out_;
 };
 

@@ -2,11 +2,15 @@
 // thread, and compares what the device reports with the model's prediction (docs/replay.md).
 //
 // Each call of a step carries replay operations (declared by the spec library's `replay` clauses, bound when the
-// trace was written). Host operations (create_qp, post_recv, post_send, connect, accept, reject, disconnect,
-// get_cm_event, poll_recv) are verbs/CM calls made now; observations (expect_cm_event, expect_send_wc, expect_recv)
-// wait, each with a timeout, for the device to report the predicted CM event or completion. Observed events and
-// completions are kept per endpoint in arrival order; an observation and the ULP's later retrieval of the same event
-// (get_cm_event, poll_recv) read the same list through separate cursors.
+// trace was written; checker/lang/replay_ops.h). Host operations (create_id ... get_cm_event, poll_send, poll_recv)
+// are verbs/CM calls made now; observations (expect_cm_event, expect_send_wc, expect_recv, expect_srq_recv) wait,
+// each with a timeout, for the device to report the predicted CM event or completion. The endpoints are ACTIVE[c]
+// and PASSIVE[c] of any number of connections. Observed events and completions are kept per endpoint in arrival
+// order; an observation and the ULP's later retrieval of the same event or completion (get_cm_event, poll_send,
+// poll_recv) read the same list through separate cursors.
+//
+// Setup (before step 1): the listener listens unless the trace has a `listen` operation; every ACTIVE endpoint the
+// trace names without a `create_id` for it gets its cm_id, address and route (the events are consumed there).
 #pragma once
 
 #include <optional>
@@ -21,14 +25,6 @@
 
 namespace qpcheck::verbs {
 
-// One endpoint of a trace: the side and the connection (ACTIVE = ACTIVE[0]; ACTIVE[1] is connection 1's).
-struct Endpoint {
-  Ep side = Ep::kActive;
-  int connection = 0;
-  std::string text() const;       // "ACTIVE", "PASSIVE[1]"
-  bool operator==(const Endpoint&) const = default;
-};
-
 // "ACTIVE", "PASSIVE", "ACTIVE[c]", "PASSIVE[c]" (c decimal, 0..99), or nullopt.
 std::optional<Endpoint> parse_endpoint(const std::string& text);
 
@@ -39,8 +35,8 @@ struct PlannedOp {
   std::vector<Endpoint> endpoints;           // kEndpoint arguments
   std::vector<int> numbers;                  // kCount, kRetry, kDepth, kSrq arguments
   std::vector<std::string> names;            // enum arguments as written (RDMA_CM_EVENT_*, IBV_WC_*, IBV_QPS_*, ...)
-  // The first of each, for the operations of one connection: endpoint side, number, name.
-  Ep ep = Ep::kActive;
+  // The first of each: endpoint, number, name.
+  Endpoint ep;
   int number = 0;
   std::string name;
   std::string text() const;       // "post_recv(ACTIVE, 2)", "connect(ACTIVE[1], 7, 1, 1)"

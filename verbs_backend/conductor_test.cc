@@ -43,6 +43,37 @@ Outcome run(const trace::Trace& t, FakeDevice::Transport transport = FakeDevice:
   return replay(make_plan(t), dev, ConductorOptions{Millis(1)});
 }
 
+// Numbers the steps 1..n (one step per entry) so that a test lists only the operations.
+trace::Trace make_ops(std::string verdict, std::vector<std::vector<trace::ReplayStep>> ops, bool last_fails = false) {
+  std::vector<trace::Step> steps;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    steps.push_back(step(static_cast<int>(i + 1), ops[i], last_fails && i + 1 == ops.size()));
+  }
+  return make(std::move(verdict), std::move(steps));
+}
+
+// Connection c brought up through the CM with v2 forms (rnr_retry 7, depths 1): both QPs RTS, both ESTABLISHED
+// retrieved, `recvs` receives posted on each side before the connect/accept.
+std::vector<std::vector<trace::ReplayStep>> up(const std::string& c, const std::string& recvs = "2") {
+  std::string a = c.empty() ? "ACTIVE" : "ACTIVE[" + c + "]", p = c.empty() ? "PASSIVE" : "PASSIVE[" + c + "]";
+  return {{{"create_qp", {a}}, {"post_recv", {a, recvs}}},
+          {{"connect", {a, "7", "1", "1"}}},
+          {{"get_cm_event", {p, "RDMA_CM_EVENT_CONNECT_REQUEST"}}},
+          {{"create_qp", {p}}, {"post_recv", {p, recvs}}},
+          {{"accept", {p, "7", "1", "1"}}},
+          {{"get_cm_event", {a, "RDMA_CM_EVENT_ESTABLISHED"}}},
+          {{"get_cm_event", {p, "RDMA_CM_EVENT_ESTABLISHED"}}}};
+}
+
+std::vector<std::vector<trace::ReplayStep>> operator+(std::vector<std::vector<trace::ReplayStep>> a,
+                                                      const std::vector<std::vector<trace::ReplayStep>>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+// The last decided operation's record: "expected | observed".
+std::string decided(const Outcome& o) { return o.expected + " | " + o.observed; }
+
 // The handshake up to both sides connected, as the library's steps write it.
 std::vector<trace::Step> connected(const std::string& rnr_retry = "7") {
   return {step(1, {{"create_qp", {"ACTIVE"}}}),
@@ -88,15 +119,8 @@ TEST_CASE("endpoints name a side and a connection") {
   CHECK(!parse_endpoint("ACTIVEX"));
   CHECK(Endpoint{Ep::kActive, 2}.text() == "ACTIVE[2]");
   CHECK(Endpoint{Ep::kActive, 0}.text() == "ACTIVE");
-}
-
-TEST_CASE("operations this conductor does not drive yet diverge, naming the operation") {
-  std::vector<trace::Step> s = connected();
-  s.push_back(step(7, {{"post_send", {"ACTIVE", "IBV_WR_RDMA_READ"}}}));
-  Outcome o = run(make("holds", s));
-  CHECK(o.verdict == Verdict::kDiverged);
-  CHECK(o.step == 7);
-  CHECK(o.reason == "replay operation not implemented: post_send(ACTIVE, IBV_WR_RDMA_READ)");
+  CHECK(parse_endpoint("ACTIVE[0]")->text() == "ACTIVE[0]");  // as the trace wrote it
+  CHECK(parse_endpoint("ACTIVE[0]") == parse_endpoint("ACTIVE"));
 }
 
 TEST_CASE("an observation and the ULP's retrieval read one event list through two cursors") {
@@ -135,6 +159,177 @@ TEST_CASE("a PASSIVE create_qp before any CONNECT_REQUEST is a failed call: DIVE
   CHECK(o.verdict == Verdict::kDiverged);
   CHECK(o.step == 1);
   CHECK(o.observed == "rdma_create_qp: Invalid argument (errno 22): no cm_id yet (PASSIVE: before its CONNECT_REQUEST)");
+}
+
+TEST_CASE("RDMA WRITE and READ complete at the sender with their opcodes; a wrong opcode diverges") {
+  auto ops = up("") + std::vector<std::vector<trace::ReplayStep>>{
+                          {{"post_send", {"ACTIVE", "IBV_WR_RDMA_WRITE"}}},
+                          {{"expect_send_wc", {"ACTIVE", "IBV_WC_SUCCESS", "IBV_WC_RDMA_WRITE"}}},
+                          {{"post_send", {"PASSIVE", "IBV_WR_RDMA_READ"}}},
+                          {{"expect_send_wc", {"PASSIVE", "IBV_WC_SUCCESS", "IBV_WC_RDMA_READ"}}},
+                          {{"poll_send", {"PASSIVE", "IBV_WC_SUCCESS", "IBV_WC_RDMA_READ"}}},
+                          {{"poll_send", {"ACTIVE", "IBV_WC_SUCCESS", "IBV_WC_RDMA_WRITE"}}}};
+  Outcome o = run(make_ops("holds", ops));
+  CHECK(o.verdict == Verdict::kNotReproduced);
+  CHECK(o.log.size() == 15);
+  CHECK(o.log[10].observed == "IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE");
+  ops[8][0].args[2] = "IBV_WC_SEND";  // the model claims a Send completed
+  Outcome d = run(make_ops("holds", ops));
+  CHECK(d.verdict == Verdict::kDiverged);
+  CHECK(d.step == 9);
+  CHECK(decided(d) == "IBV_WC_SUCCESS, IBV_WC_SEND | IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE");
+}
+
+TEST_CASE("two connections on one listener share an SRQ: each CONNECT_REQUEST reaches its PASSIVE[c]") {
+  std::vector<std::vector<trace::ReplayStep>> ops = {
+      {{"create_srq", {"0"}}, {"post_srq_recv", {"0", "2"}}},
+      {{"create_qp", {"ACTIVE[1]"}}, {"connect", {"ACTIVE[1]", "7", "1", "1"}}},
+      {{"create_qp", {"ACTIVE[0]"}}, {"connect", {"ACTIVE[0]", "7", "1", "1"}}},
+      {{"get_cm_event", {"PASSIVE[0]", "RDMA_CM_EVENT_CONNECT_REQUEST"}}},
+      {{"create_qp_srq", {"PASSIVE[0]", "0"}}, {"accept", {"PASSIVE[0]", "7", "1", "1"}}},
+      {{"get_cm_event", {"PASSIVE[1]", "RDMA_CM_EVENT_CONNECT_REQUEST"}}},
+      {{"create_qp_srq", {"PASSIVE[1]", "0"}}, {"accept", {"PASSIVE[1]", "7", "1", "1"}}},
+      {{"get_cm_event", {"ACTIVE[0]", "RDMA_CM_EVENT_ESTABLISHED"}}, {"post_send", {"ACTIVE[0]", "IBV_WR_SEND"}}},
+      {{"get_cm_event", {"ACTIVE[1]", "RDMA_CM_EVENT_ESTABLISHED"}}, {"post_send", {"ACTIVE[1]", "IBV_WR_SEND"}}},
+      {{"expect_srq_recv", {"0", "PASSIVE[1]"}}, {"expect_srq_recv", {"0", "PASSIVE[0]"}}},
+      {{"expect_send_wc", {"ACTIVE[0]", "IBV_WC_SUCCESS", "IBV_WC_SEND"}}},
+      {{"expect_send_wc", {"ACTIVE[1]", "IBV_WC_SUCCESS", "IBV_WC_SEND"}}}};
+  Outcome o = run(make_ops("holds", ops));
+  CHECK(o.verdict == Verdict::kNotReproduced);
+  CHECK(o.log.size() == 20);
+  CHECK(o.log[16].op == "expect_srq_recv(0, PASSIVE[1])");
+  CHECK(o.log[16].observed == "IBV_WC_SUCCESS (SRQ 0)");
+  // a receive posted on a QP of an SRQ is refused; the model calling it legal is a divergence
+  ops[4].push_back({"post_recv", {"PASSIVE[0]", "1"}});
+  Outcome d = run(make_ops("holds", ops));
+  CHECK(d.verdict == Verdict::kDiverged);
+  CHECK(d.step == 5);
+  CHECK(d.observed == "ibv_post_recv: Invalid argument (errno 22): the QP receives from an SRQ");
+}
+
+TEST_CASE("a plain-verbs connection (rc_pingpong order) carries a Send; an illegal modify is the model's fail") {
+  std::vector<std::vector<trace::ReplayStep>> ops = {
+      {{"ibv_create_qp", {"ACTIVE"}}, {"ibv_create_qp", {"PASSIVE"}}},
+      {{"modify_qp", {"ACTIVE", "IBV_QPS_INIT"}}, {"modify_qp", {"PASSIVE", "IBV_QPS_INIT"}}},
+      {{"post_recv", {"PASSIVE", "1"}}},
+      {{"modify_qp", {"PASSIVE", "IBV_QPS_RTR"}}, {"modify_qp", {"ACTIVE", "IBV_QPS_RTR"}}},
+      {{"modify_qp", {"ACTIVE", "IBV_QPS_RTS"}}},
+      {{"post_send", {"ACTIVE", "IBV_WR_SEND"}}},
+      {{"expect_recv", {"PASSIVE", "IBV_WC_SUCCESS"}}},
+      {{"poll_send", {"ACTIVE", "IBV_WC_SUCCESS", "IBV_WC_SEND"}}}};
+  CHECK(run(make_ops("holds", ops)).verdict == Verdict::kNotReproduced);
+  // iWARP: siw moves a QP to RTS only through the iWARP CM
+  Outcome iw = run(make_ops("holds", ops), FakeDevice::Transport::kIWARP);
+  CHECK(iw.verdict == Verdict::kDiverged);
+  CHECK(iw.step == 5);
+  CHECK(iw.observed == "ibv_modify_qp: Invalid argument (errno 22): siw: RTS needs the iWARP CM's socket "
+                       "(siw_qp_nextstate_from_idle)");
+  // RESET -> RTS is not in qp_state_table: a violation the device reproduces by refusing it
+  std::vector<std::vector<trace::ReplayStep>> bad = {{{"ibv_create_qp", {"ACTIVE"}}},
+                                                     {{"modify_qp", {"ACTIVE", "IBV_QPS_RTS"}}}};
+  Outcome r = run(make_ops("violated", bad, true));
+  CHECK(r.verdict == Verdict::kReproduced);
+  CHECK(r.step == 2);
+  CHECK(r.observed == "ibv_modify_qp: Invalid argument (errno 22): IBV_QPS_RESET -> IBV_QPS_RTS is not in "
+                      "qp_state_table");
+  // RTR before the peer has a QP: its number is not known, the call fails where the model allows it
+  std::vector<std::vector<trace::ReplayStep>> early = {{{"ibv_create_qp", {"ACTIVE"}}},
+                                                       {{"modify_qp", {"ACTIVE", "IBV_QPS_INIT"}}},
+                                                       {{"modify_qp", {"ACTIVE", "IBV_QPS_RTR"}}}};
+  Outcome e = run(make_ops("holds", early));
+  CHECK(e.verdict == Verdict::kDiverged);
+  CHECK(e.observed == "ibv_modify_qp: Invalid argument (errno 22): RTR needs the peer's QP number, and PASSIVE has "
+                      "no QP yet");
+}
+
+TEST_CASE("to ERR every posted WR is flushed in order; to RESET they are discarded without completions") {
+  auto ops = up("", "2") + std::vector<std::vector<trace::ReplayStep>>{
+                               {{"disconnect", {"ACTIVE"}}},
+                               {{"expect_recv", {"ACTIVE", "IBV_WC_WR_FLUSH_ERR"}}},
+                               {{"poll_recv", {"ACTIVE", "IBV_WC_WR_FLUSH_ERR"}}, {"poll_recv", {"ACTIVE", "IBV_WC_WR_FLUSH_ERR"}}},
+                               {{"post_send", {"ACTIVE", "IBV_WR_RDMA_READ"}}},
+                               {{"poll_send", {"ACTIVE", "IBV_WC_WR_FLUSH_ERR", "IBV_WC_RDMA_READ"}}},
+                               {{"get_cm_event", {"PASSIVE", "RDMA_CM_EVENT_DISCONNECTED"}}},
+                               {{"disconnect", {"PASSIVE"}}},  // IB: the DREP is the peer's rdma_disconnect
+                               {{"get_cm_event", {"ACTIVE", "RDMA_CM_EVENT_DISCONNECTED"}}},
+                               {{"modify_qp", {"PASSIVE", "IBV_QPS_RESET"}}}};
+  Outcome o = run(make_ops("holds", ops));
+  CHECK(o.verdict == Verdict::kNotReproduced);
+  CHECK(o.reason == "the device followed the whole schedule of a spec that holds, as predicted");
+  // receives posted in INIT and the QP moved to RESET: discarded, the CQ stays silent
+  Outcome r = run(make_ops("holds", {{{"ibv_create_qp", {"ACTIVE"}}},
+                                     {{"modify_qp", {"ACTIVE", "IBV_QPS_INIT"}}},
+                                     {{"post_recv", {"ACTIVE", "2"}}},
+                                     {{"modify_qp", {"ACTIVE", "IBV_QPS_RESET"}}},
+                                     {{"expect_no_completion", {"ACTIVE"}}}}));
+  CHECK(r.verdict == Verdict::kNotReproduced);
+  CHECK(r.log.back().op == "expect_no_completion(ACTIVE)");
+  CHECK(r.log.back().observed == "no completion within 1 ms");
+  // silence where the device has flushes the trace did not read: diverges, naming the first
+  auto loud = up("", "2") + std::vector<std::vector<trace::ReplayStep>>{{{"disconnect", {"ACTIVE"}}},
+                                                                         {{"expect_no_completion", {"ACTIVE"}}}};
+  Outcome l = run(make_ops("holds", loud));
+  CHECK(l.verdict == Verdict::kDiverged);
+  CHECK(l.step == 9);
+  CHECK(decided(l) == "no completion within 1 ms | a receive completion IBV_WC_WR_FLUSH_ERR");
+  // the first library's expect_recv(e) means an arrival: two flushes are skipped and reported beside "nothing"
+  auto old = up("", "2") + std::vector<std::vector<trace::ReplayStep>>{{{"disconnect", {"ACTIVE"}}},
+                                                                        {{"expect_recv", {"ACTIVE"}}}};
+  Outcome f = run(make_ops("holds", old));
+  CHECK(f.verdict == Verdict::kDiverged);
+  CHECK(f.step == 9);
+  CHECK(f.observed == "nothing within 1 ms (2 receive WRs completed with IBV_WC_WR_FLUSH_ERR)");
+}
+
+TEST_CASE("a reconnect: ACTIVE[0] torn down and destroyed, ACTIVE[1] connects on a new cm_id and QP") {
+  auto ops = up("0") + std::vector<std::vector<trace::ReplayStep>>{
+                           {{"disconnect", {"ACTIVE[0]"}}},
+                           {{"get_cm_event", {"PASSIVE[0]", "RDMA_CM_EVENT_DISCONNECTED"}}, {"disconnect", {"PASSIVE[0]"}}},
+                           {{"get_cm_event", {"ACTIVE[0]", "RDMA_CM_EVENT_DISCONNECTED"}}},
+                           {{"destroy_qp", {"ACTIVE[0]"}}, {"destroy_id", {"ACTIVE[0]"}}},
+                           {{"destroy_qp", {"PASSIVE[0]"}}, {"destroy_id", {"PASSIVE[0]"}}}} +
+             up("1") + std::vector<std::vector<trace::ReplayStep>>{
+                           {{"post_send", {"PASSIVE[1]", "IBV_WR_SEND"}}},
+                           {{"expect_recv", {"ACTIVE[1]", "IBV_WC_SUCCESS"}}}};
+  Outcome o = run(make_ops("holds", ops));
+  CHECK(o.verdict == Verdict::kNotReproduced);
+  CHECK(o.log.size() == 28);
+  // an event retrieved on a destroyed cm_id is a device error at that step
+  ops.push_back({{"get_cm_event", {"ACTIVE[0]", "RDMA_CM_EVENT_TIMEWAIT_EXIT"}}});
+  Outcome d = run(make_ops("holds", ops));
+  CHECK(d.verdict == Verdict::kDiverged);
+  CHECK(d.step == 22);
+  CHECK(d.observed == "rdma_get_cm_event: Invalid argument (errno 22): ACTIVE[0]'s cm_id was destroyed");
+}
+
+TEST_CASE("explicit CM setup: resolution events are the endpoint's; a connect before listen is REJECTED") {
+  std::vector<std::vector<trace::ReplayStep>> ops = {
+      {{"create_id", {"ACTIVE"}}, {"resolve_addr", {"ACTIVE"}}},
+      {{"expect_cm_event", {"ACTIVE", "RDMA_CM_EVENT_ADDR_RESOLVED"}}},
+      {{"get_cm_event", {"ACTIVE", "RDMA_CM_EVENT_ADDR_RESOLVED"}}, {"resolve_route", {"ACTIVE"}}},
+      {{"get_cm_event", {"ACTIVE", "RDMA_CM_EVENT_ROUTE_RESOLVED"}}},
+      {{"connect", {"ACTIVE", "7", "1", "1"}}},
+      {{"get_cm_event", {"ACTIVE", "RDMA_CM_EVENT_REJECTED"}}},
+      {{"listen", {}}}};
+  Outcome o = run(make_ops("holds", ops));
+  CHECK(o.verdict == Verdict::kNotReproduced);
+  CHECK(o.log[7].observed == "RDMA_CM_EVENT_REJECTED (status 8)");
+  // route before address: the call fails where the model allows it
+  std::swap(ops[0][1], ops[2][1]);
+  Outcome d = run(make_ops("holds", ops));
+  CHECK(d.verdict == Verdict::kDiverged);
+  CHECK(d.step == 1);
+  CHECK(d.observed == "rdma_resolve_route: Invalid argument (errno 22): ACTIVE: address not resolved");
+}
+
+TEST_CASE("plain-verbs attributes travel as modify_qp's arguments; a bad value is a plan error") {
+  Plan p = make_plan(make_ops("holds", {{{"ibv_create_qp", {"ACTIVE"}},
+                                         {"modify_qp", {"ACTIVE", "IBV_QPS_RTS", "2", "3", "6", "4"}}}}));
+  const PlannedOp& m = p.steps.at(0).ops.at(1);
+  CHECK(m.numbers == std::vector<int>{2, 3, 6, 4});
+  CHECK(m.text() == "modify_qp(ACTIVE, IBV_QPS_RTS, 2, 3, 6, 4)");
+  CHECK(plan_error(make_ops("holds", {{{"modify_qp", {"ACTIVE", "IBV_QPS_RTS", "1", "8", "7", "1"}}}})) ==
+        "step 1 (p), call proc: modify_qp argument 4: expected an integer in 0..7, found \"8\"");
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// The verbs boundary: the two endpoints of one RC connection on one device, as the replay conductor drives them.
+// The verbs boundary: the endpoints of K RC connections on one device, as the replay conductor drives them.
 // One implementation runs over rdma-core (rdma_device.h), a testonly one simulates a device in process
 // (fake_device.h). Every call returns a Status normalised at the boundary (STYLE.md habit 8); nothing throws.
 #pragma once
@@ -24,9 +24,23 @@ struct Status {
 // Builds a failed Status from an errno value and context.
 Status fail(std::string api, int err, std::string context = "");
 
-// ACTIVE: the cm_id that calls rdma_connect; PASSIVE: the cm_id delivered by the listener's CONNECT_REQUEST.
+// ACTIVE: a cm_id that calls rdma_connect; PASSIVE: the cm_id delivered by the listener's CONNECT_REQUEST.
 enum class Ep { kActive, kPassive };
 const char* ep_name(Ep e);  // "ACTIVE", "PASSIVE"
+
+// One endpoint of a trace: the side and the connection. Connection c joins ACTIVE[c] and PASSIVE[c]; a trace of one
+// connection writes ACTIVE and PASSIVE (connection 0).
+struct Endpoint {
+  Ep side = Ep::kActive;
+  int connection = 0;
+  bool indexed = false;           // written with its index ("ACTIVE[0]"): text() keeps it; not part of its identity
+  std::string text() const;       // "ACTIVE", "PASSIVE[1]", "ACTIVE[0]" when indexed
+  Endpoint peer() const { return {side == Ep::kActive ? Ep::kPassive : Ep::kActive, connection, indexed}; }
+  bool operator==(const Endpoint& o) const { return side == o.side && connection == o.connection; }
+  bool operator<(const Endpoint& o) const {
+    return connection != o.connection ? connection < o.connection : side < o.side;
+  }
+};
 
 // conn_param fields the conductor controls (rdma_connect.3, rdma_accept.3). Counts are 3-bit: 7 = infinite retries.
 struct ConnParam {
@@ -36,39 +50,81 @@ struct ConnParam {
   int responder_resources = 1;
 };
 
-// One work completion as the device reported it: the ibv_wc_status value and its IBV_WC_* name.
+// ibv_qp_state values (verbs.h), in value order.
+enum class QpState { kReset, kInit, kRtr, kRts, kSqd, kSqe, kErr };
+const char* qp_state_name(QpState s);  // "IBV_QPS_RTS"
+
+// The work requests the conductor posts (ibv_wr_opcode): one signaled WR of 32 bytes each.
+enum class WrOpcode { kSend, kRdmaWrite, kRdmaRead };
+const char* wr_opcode_name(WrOpcode o);  // "IBV_WR_RDMA_READ"
+
+// Attributes of ibv_modify_qp that come from the trace (the 6-argument modify_qp), for a plain-verbs QP's RTR and
+// RTS; the defaults are the 2-argument form's. The rest are fixed by the implementation (rdma_device.cc documents
+// each).
+struct QpAttrs {
+  int rnr_retry = 7;           // RTS: IBV_QP_RNR_RETRY (3 bits, 7 = infinite)
+  int retry_cnt = 7;           // RTS: IBV_QP_RETRY_CNT
+  int max_rd_atomic = 1;       // RTS: IBV_QP_MAX_QP_RD_ATOMIC (ORD: RDMA READs this QP may have outstanding)
+  int max_dest_rd_atomic = 1;  // RTR: IBV_QP_MAX_DEST_RD_ATOMIC (IRD: RDMA READs it answers at once)
+};
+
+// One work completion as the device reported it. `opcode` is the WR's: for a send completion the opcode of the WR
+// the conductor posted under that wr_id (ibv_poll_cq.3: wc.opcode is valid only for IBV_WC_SUCCESS), for a
+// receive completion IBV_WC_RECV. `srq`: the SRQ whose receive WR completed, or -1 (the QP's own receive queue).
 struct Completion {
   int status = 0;
-  std::string name;  // "IBV_WC_SUCCESS", "IBV_WC_RNR_RETRY_EXC_ERR"
+  std::string name;    // "IBV_WC_SUCCESS", "IBV_WC_RNR_RETRY_EXC_ERR"
+  std::string opcode;  // "IBV_WC_SEND", "IBV_WC_RDMA_READ", "IBV_WC_RECV"
+  int srq = -1;
 };
 
 using Millis = std::chrono::milliseconds;
 
-// Both endpoints of one connection on one device, driven from one thread. Not thread-safe.
+// The endpoints of K connections on one device, driven from one thread. Not thread-safe. Endpoints come to exist
+// through create_id (ACTIVE[c]), the listener's CONNECT_REQUEST for connection c (PASSIVE[c]: matched by the
+// connection index that connect puts in the REQ's private data), or ibv_create_qp (a plain-verbs QP, no cm_id).
 class Device {
  public:
   virtual ~Device() = default;
   virtual std::string name() const = 0;
-  // Opens the device: the passive side listens on the device's own address, the active side resolves that address
-  // and route. A failure here is an environment problem (unknown device, no permission, no address).
+  // Opens the device (its verbs context, one PD for every endpoint, the address to use). A failure here is an
+  // environment problem (unknown device, no permission, no address).
   virtual Status open(Millis timeout) = 0;
-  // rdma_create_qp on e's cm_id with e's own send CQ and receive CQ. PASSIVE needs its CONNECT_REQUEST first.
-  virtual Status create_qp(Ep e) = 0;
+  // rdma_bind_addr + rdma_listen on the device's address: the one listener of every PASSIVE endpoint.
+  virtual Status listen() = 0;
+  // rdma_create_id for an active endpoint, on its own event channel.
+  virtual Status create_id(Endpoint e) = 0;
+  // rdma_resolve_addr / rdma_resolve_route towards the listener; the events are e's CM events.
+  virtual Status resolve_addr(Endpoint e) = 0;
+  virtual Status resolve_route(Endpoint e) = 0;
+  // rdma_create_qp on e's cm_id with e's own send CQ and receive CQ; `srq` >= 0: init_attr.srq is that SRQ.
+  virtual Status create_qp(Endpoint e, int srq) = 0;
+  // ibv_create_qp of an RC QP (RESET) with e's own CQs, without a cm_id.
+  virtual Status create_plain_qp(Endpoint e) = 0;
+  // ibv_modify_qp of e's QP to `state` with the attributes that transition needs.
+  virtual Status modify_qp(Endpoint e, QpState state, const QpAttrs& attrs) = 0;
+  // rdma_destroy_qp (a cm_id's QP) or ibv_destroy_qp (a plain QP). e's CQs stay: completions already there remain.
+  virtual Status destroy_qp(Endpoint e) = 0;
+  // rdma_destroy_id: no more CM events for e afterwards.
+  virtual Status destroy_id(Endpoint e) = 0;
+  // ibv_create_srq / ibv_post_srq_recv of `count` receive WRs.
+  virtual Status create_srq(int srq) = 0;
+  virtual Status post_srq_recv(int srq, int count) = 0;
   // ibv_post_recv of `count` receive WRs (one buffer each).
-  virtual Status post_recv(Ep e, int count) = 0;
-  // ibv_post_send of one signaled Send.
-  virtual Status post_send(Ep e) = 0;
-  virtual Status connect(Ep e, const ConnParam& param) = 0;
-  virtual Status accept(Ep e, const ConnParam& param) = 0;
-  virtual Status reject(Ep e) = 0;
-  virtual Status disconnect(Ep e) = 0;
-  // Waits up to `timeout` for e's next CM event (acknowledged at once); *event is "RDMA_CM_EVENT_<NAME>", or
-  // nullopt when the timeout passed first.
-  virtual Status next_cm_event(Ep e, Millis timeout, std::optional<std::string>* event) = 0;
+  virtual Status post_recv(Endpoint e, int count) = 0;
+  // ibv_post_send of one signaled WR; RDMA WRITE and READ target the peer endpoint's memory region.
+  virtual Status post_send(Endpoint e, WrOpcode op) = 0;
+  virtual Status connect(Endpoint e, const ConnParam& param) = 0;
+  virtual Status accept(Endpoint e, const ConnParam& param) = 0;
+  virtual Status reject(Endpoint e) = 0;
+  virtual Status disconnect(Endpoint e) = 0;
+  // Waits up to `timeout` for e's next CM event (acknowledged at once); *event is "RDMA_CM_EVENT_<NAME>", with
+  // " (status N)" when the event carries a nonzero status, or nullopt when the timeout passed first.
+  virtual Status next_cm_event(Endpoint e, Millis timeout, std::optional<std::string>* event) = 0;
   // Waits up to `timeout` for e's next send (recv) completion; nullopt on timeout. Every status is returned as is,
   // IBV_WC_WR_FLUSH_ERR included: the caller decides.
-  virtual Status next_send_completion(Ep e, Millis timeout, std::optional<Completion>* wc) = 0;
-  virtual Status next_recv_completion(Ep e, Millis timeout, std::optional<Completion>* wc) = 0;
+  virtual Status next_send_completion(Endpoint e, Millis timeout, std::optional<Completion>* wc) = 0;
+  virtual Status next_recv_completion(Endpoint e, Millis timeout, std::optional<Completion>* wc) = 0;
 };
 
 }  // namespace qpcheck::verbs

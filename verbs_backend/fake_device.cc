@@ -2,14 +2,35 @@
 
 #include <cerrno>
 
+#include <fmt/format.h>
+
 #include "checker/lang/replay_ops.h"
 
 namespace qpcheck::verbs {
 
 namespace {
 
-Completion wc(int status) { return Completion{status, std::string(lang::kWcStatusNames.at(status))}; }
+Completion wc(int status, std::string opcode, int srq = -1) {
+  return Completion{status, std::string(lang::kWcStatusNames.at(status)), std::move(opcode), srq};
+}
 constexpr int kSuccess = 0, kFlush = 5, kRnrRetryExc = 13;
+
+// qp_state_table[cur][next].valid of the kernel's drivers/infiniband/core/verbs.c (Linux 6.1), ibv_qp_state order.
+bool legal(QpState from, QpState to) {
+  using S = QpState;
+  switch (from) {
+    case S::kReset: return to == S::kReset || to == S::kInit;
+    case S::kInit: return to == S::kReset || to == S::kErr || to == S::kInit || to == S::kRtr;
+    case S::kRtr: return to == S::kReset || to == S::kErr || to == S::kRts;
+    case S::kRts: return to == S::kReset || to == S::kErr || to == S::kRts || to == S::kSqd;
+    case S::kSqd: return to == S::kReset || to == S::kErr || to == S::kRts || to == S::kSqd;
+    case S::kSqe: return to == S::kReset || to == S::kErr || to == S::kRts;
+    case S::kErr: return to == S::kReset || to == S::kErr;
+  }
+  return false;
+}
+
+bool receiving(QpState s) { return s == QpState::kRtr || s == QpState::kRts; }
 
 }  // namespace
 
@@ -20,170 +41,400 @@ bool FakeDevice::injected(const char* api, Status* st) {
   return true;
 }
 
+void FakeDevice::event(Endpoint e, const std::string& ev) {
+  Side& s = side(e);
+  if (s.cm != Cm::kNone && s.cm != Cm::kDone) s.events.push_back(ev);
+}
+
 Status FakeDevice::open(Millis) {
   if (!opt_.open_error.ok()) return opt_.open_error;
   open_ = true;
-  active_.id = true;
   return Status::success();
 }
 
-Status FakeDevice::create_qp(Ep e) {
+Status FakeDevice::listen() {
+  Status st;
+  if (injected("rdma_listen", &st)) return st;
+  if (listening_) return fail("rdma_listen", EINVAL, "already listening");
+  listening_ = true;
+  return st;
+}
+
+Status FakeDevice::create_id(Endpoint e) {
+  Status st;
+  if (injected("rdma_create_id", &st)) return st;
+  Side& s = side(e);
+  if (e.side != Ep::kActive) return fail("rdma_create_id", EINVAL, "a PASSIVE cm_id comes from its CONNECT_REQUEST");
+  if (s.cm != Cm::kNone) return fail("rdma_create_id", EEXIST, e.text() + " already has a cm_id");
+  s.cm = Cm::kIdle;
+  return st;
+}
+
+Status FakeDevice::resolve_addr(Endpoint e) {
+  Status st;
+  if (injected("rdma_resolve_addr", &st)) return st;
+  Side& s = side(e);
+  if (s.cm != Cm::kIdle) return fail("rdma_resolve_addr", EINVAL, e.text() + ": no fresh cm_id");
+  s.cm = Cm::kAddr;
+  event(e, "RDMA_CM_EVENT_ADDR_RESOLVED");
+  return st;
+}
+
+Status FakeDevice::resolve_route(Endpoint e) {
+  Status st;
+  if (injected("rdma_resolve_route", &st)) return st;
+  Side& s = side(e);
+  if (s.cm != Cm::kAddr) return fail("rdma_resolve_route", EINVAL, e.text() + ": address not resolved");
+  s.cm = Cm::kRoute;
+  event(e, "RDMA_CM_EVENT_ROUTE_RESOLVED");
+  return st;
+}
+
+Status FakeDevice::create_qp(Endpoint e, int srq) {
   Status st;
   if (injected("rdma_create_qp", &st)) return st;
   Side& s = side(e);
-  if (!s.id) return fail("rdma_create_qp", EINVAL, "no cm_id yet (PASSIVE: before its CONNECT_REQUEST)");
-  if (s.qp != Qp::kNone) return fail("rdma_create_qp", EINVAL, "the cm_id already has a QP");
-  s.qp = Qp::kInit;
+  if (s.cm == Cm::kNone || s.cm == Cm::kDone) {
+    return fail("rdma_create_qp", EINVAL,
+                e.side == Ep::kPassive ? "no cm_id yet (PASSIVE: before its CONNECT_REQUEST)" : "no cm_id");
+  }
+  if (s.qp) return fail("rdma_create_qp", EINVAL, "the cm_id already has a QP");
+  if (srq >= 0 && !srqs_.count(srq)) return fail("rdma_create_qp", EINVAL, fmt::format("no SRQ {}", srq));
+  s.qp = true;
+  s.plain = false;
+  s.state = QpState::kInit;
+  s.joined = false;
+  s.srq = srq;
+  s.cqs = true;
   return st;
 }
 
-Status FakeDevice::post_recv(Ep e, int count) {
+Status FakeDevice::create_plain_qp(Endpoint e) {
+  Status st;
+  if (injected("ibv_create_qp", &st)) return st;
+  Side& s = side(e);
+  if (s.qp) return fail("ibv_create_qp", EEXIST, e.text() + " already has a QP");
+  s.qp = true;
+  s.plain = true;
+  s.state = QpState::kReset;
+  s.joined = false;
+  s.srq = -1;
+  s.cqs = true;
+  return st;
+}
+
+Status FakeDevice::modify_qp(Endpoint e, QpState to, const QpAttrs& attrs) {
+  Status st;
+  if (injected("ibv_modify_qp", &st)) return st;
+  Side& s = side(e);
+  if (!s.qp) return fail("ibv_modify_qp", EINVAL, e.text() + " has no QP");
+  if (!legal(s.state, to)) {
+    return fail("ibv_modify_qp", EINVAL, fmt::format("{} -> {} is not in qp_state_table", qp_state_name(s.state),
+                                                     qp_state_name(to)));
+  }
+  if (to == QpState::kRtr && s.state == QpState::kInit) {
+    Side& p = side(e.peer());
+    if (!p.qp) return fail("ibv_modify_qp", EINVAL, fmt::format("RTR needs the peer's QP number, and {} has no QP yet", e.peer().text()));
+    s.joined = true;
+  }
+  if (to == QpState::kRts && s.state == QpState::kRtr) {
+    if (opt_.transport == Transport::kIWARP && s.plain) {
+      return fail("ibv_modify_qp", EINVAL, "siw: RTS needs the iWARP CM's socket (siw_qp_nextstate_from_idle)");
+    }
+    s.rnr_retry = attrs.rnr_retry;
+  }
+  if (to == QpState::kReset) {
+    discard(e);
+    s.state = to;
+    s.joined = false;
+    return st;
+  }
+  if (to == QpState::kErr) {
+    to_err(e);
+    return st;
+  }
+  s.state = to;
+  deliver();
+  return st;
+}
+
+Status FakeDevice::destroy_qp(Endpoint e) {
+  Side& s = side(e);
+  const char* api = s.plain ? "ibv_destroy_qp" : "rdma_destroy_qp";
+  Status st;
+  if (injected(api, &st)) return st;
+  if (!s.qp) return fail(api, EINVAL, e.text() + " has no QP");
+  discard(e);
+  s.qp = false;
+  s.joined = false;
+  s.state = QpState::kReset;
+  return st;
+}
+
+Status FakeDevice::destroy_id(Endpoint e) {
+  Status st;
+  if (injected("rdma_destroy_id", &st)) return st;
+  Side& s = side(e);
+  if (s.cm == Cm::kNone || s.cm == Cm::kDone) return fail("rdma_destroy_id", EINVAL, e.text() + " has no cm_id");
+  bool connected = s.cm == Cm::kConnected && !s.disconnected;
+  s.cm = Cm::kDone;
+  s.events.clear();
+  if (connected) disconnected(e.peer());  // the DREQ (ib_destroy_cm_id -> cm_destroy_id)
+  return st;
+}
+
+Status FakeDevice::create_srq(int srq) {
+  Status st;
+  if (injected("ibv_create_srq", &st)) return st;
+  if (srqs_.count(srq)) return fail("ibv_create_srq", EEXIST, fmt::format("SRQ {} exists", srq));
+  srqs_[srq] = 0;
+  return st;
+}
+
+Status FakeDevice::post_srq_recv(int srq, int count) {
+  Status st;
+  if (injected("ibv_post_srq_recv", &st)) return st;
+  auto it = srqs_.find(srq);
+  if (it == srqs_.end()) return fail("ibv_post_srq_recv", EINVAL, fmt::format("no SRQ {}", srq));
+  it->second += count;
+  deliver();
+  return st;
+}
+
+Status FakeDevice::post_recv(Endpoint e, int count) {
   Status st;
   if (injected("ibv_post_recv", &st)) return st;
   Side& s = side(e);
-  if (s.qp == Qp::kNone) return fail("ibv_post_recv", EINVAL, "no QP");
-  if (s.qp == Qp::kErr) {
-    for (int i = 0; i < count; ++i) s.recv_wcs.push_back(wc(kFlush));
+  if (!s.qp) return fail("ibv_post_recv", EINVAL, "no QP");
+  if (s.srq >= 0) return fail("ibv_post_recv", EINVAL, "the QP receives from an SRQ");
+  if (s.state == QpState::kReset) return fail("ibv_post_recv", EINVAL, "QP in RESET");
+  if (s.state == QpState::kErr) {
+    for (int i = 0; i < count; ++i) s.recv_wcs.push_back(wc(kFlush, "IBV_WC_RECV"));
     return st;
   }
   s.recvs += count;
-  deliver(e);
+  deliver();
   return st;
 }
 
-Status FakeDevice::post_send(Ep e) {
+Status FakeDevice::post_send(Endpoint e, WrOpcode op) {
   Status st;
   if (injected("ibv_post_send", &st)) return st;
   Side& s = side(e);
-  if (s.qp == Qp::kErr) {
-    s.send_wcs.push_back(wc(kFlush));
+  std::string opcode = op == WrOpcode::kSend ? "IBV_WC_SEND" : op == WrOpcode::kRdmaWrite ? "IBV_WC_RDMA_WRITE"
+                                                                                          : "IBV_WC_RDMA_READ";
+  if (!s.qp) return fail("ibv_post_send", EINVAL, "no QP");
+  if (s.state == QpState::kErr && opt_.transport == Transport::kIWARP && s.disconnected) {
+    // siw_post_send: a user QP's doorbell after the connection closed: -ENOTCONN (libsiw returns -1, errno set)
+    return fail("ibv_post_send", ENOTCONN, "");
+  }
+  if (s.state == QpState::kErr) {
+    s.send_wcs.push_back(wc(kFlush, opcode));
     return st;
   }
-  if (s.qp != Qp::kRts) return fail("ibv_post_send", EINVAL, "QP not in RTS");
-  ++peer(e).inbound;
-  deliver(other(e));
+  if (s.state != QpState::kRts && s.state != QpState::kSqd) return fail("ibv_post_send", EINVAL, "QP not in RTS");
+  if (op != WrOpcode::kSend && !side(e.peer()).cqs) {
+    return fail("ibv_post_send", EINVAL, e.peer().text() + " has no memory region");
+  }
+  s.sq.push_back(opcode);
+  deliver();
   return st;
 }
 
-Status FakeDevice::connect(Ep e, const ConnParam& param) {
+Status FakeDevice::connect(Endpoint e, const ConnParam& param) {
   Status st;
   if (injected("rdma_connect", &st)) return st;
-  if (e != Ep::kActive) return fail("rdma_connect", EINVAL, "only the ACTIVE cm_id connects");
-  if (active_.qp != Qp::kInit) return fail("rdma_connect", EINVAL, "no QP in INIT");
-  passive_.rnr_retry = param.rnr_retry_count;
-  passive_.id = true;
-  passive_.events.push_back("RDMA_CM_EVENT_CONNECT_REQUEST");
+  Side& s = side(e);
+  if (e.side != Ep::kActive) return fail("rdma_connect", EINVAL, "only an ACTIVE cm_id connects");
+  if (s.cm != Cm::kRoute) return fail("rdma_connect", EINVAL, e.text() + ": route not resolved");
+  if (s.qp && s.state != QpState::kInit) return fail("rdma_connect", EINVAL, "the QP is not in INIT");
+  s.cm = Cm::kConnecting;
+  s.peer_rnr_retry = param.rnr_retry_count;
+  if (!listening_) {
+    s.cm = Cm::kRoute;
+    // siw connects its TCP socket inside rdma_connect (siw_cm.c siw_connect: kernel_bindconnect)
+    if (opt_.transport == Transport::kIWARP) return fail("rdma_connect", ECONNREFUSED, "");
+    event(e, "RDMA_CM_EVENT_REJECTED (status 8)");  // IB_CM_REJ_INVALID_SERVICE_ID
+    return st;
+  }
+  Side& p = side(e.peer());
+  if (p.cm != Cm::kNone) return fail("rdma_connect", EINVAL, e.peer().text() + " exists already");
+  p.cm = Cm::kRequested;
+  event(e.peer(), "RDMA_CM_EVENT_CONNECT_REQUEST");
   return st;
 }
 
-Status FakeDevice::accept(Ep e, const ConnParam& param) {
+Status FakeDevice::accept(Endpoint e, const ConnParam& param) {
   Status st;
   if (injected("rdma_accept", &st)) return st;
-  if (e != Ep::kPassive || passive_.qp != Qp::kInit) return fail("rdma_accept", EINVAL, "no passive QP in INIT");
-  active_.rnr_retry = param.rnr_retry_count;
-  passive_.qp = Qp::kRts;
+  Side& s = side(e);
+  Endpoint a = e.peer();
+  Side& act = side(a);
+  if (e.side != Ep::kPassive || s.cm != Cm::kRequested || !s.qp || s.state != QpState::kInit) {
+    return fail("rdma_accept", EINVAL, "no passive QP in INIT with a CONNECT_REQUEST");
+  }
+  s.peer_rnr_retry = param.rnr_retry_count;
+  s.rnr_retry = act.peer_rnr_retry;
+  s.state = QpState::kRts;
+  s.joined = true;
+  s.cm = Cm::kConnected;
   if (opt_.transport == Transport::kIB) {
-    active_.rep_pending = true;
+    act.rep_pending = true;
   } else {
     // iw_cm: both QPs move to RTS in the kernel; the MPA exchange completes without the ULP.
-    passive_.events.push_back("RDMA_CM_EVENT_ESTABLISHED");
-    active_.qp = Qp::kRts;
-    active_.events.push_back("RDMA_CM_EVENT_ESTABLISHED");
+    s.established = true;
+    event(e, "RDMA_CM_EVENT_ESTABLISHED");
+    if (act.qp) {
+      act.state = QpState::kRts;
+      act.joined = true;
+      act.rnr_retry = param.rnr_retry_count;
+    }
+    act.cm = Cm::kConnected;
+    act.established = true;
+    event(a, "RDMA_CM_EVENT_ESTABLISHED");
   }
-  deliver(Ep::kActive);
-  deliver(Ep::kPassive);
+  deliver();
   return st;
 }
 
-Status FakeDevice::reject(Ep e) {
+Status FakeDevice::reject(Endpoint e) {
   Status st;
   if (injected("rdma_reject", &st)) return st;
-  if (e != Ep::kPassive || !passive_.id) return fail("rdma_reject", EINVAL, "no connection request");
-  active_.events.push_back("RDMA_CM_EVENT_REJECTED");
-  if (active_.qp != Qp::kNone) to_err(Ep::kActive);
+  Side& s = side(e);
+  if (e.side != Ep::kPassive || s.cm != Cm::kRequested) return fail("rdma_reject", EINVAL, "no connection request");
+  s.cm = Cm::kIdle;
+  side(e.peer()).cm = Cm::kIdle;
+  event(e.peer(), "RDMA_CM_EVENT_REJECTED (status 28)");
   return st;
 }
 
-Status FakeDevice::disconnect(Ep e) {
+Status FakeDevice::disconnect(Endpoint e) {
   Status st;
   if (injected("rdma_disconnect", &st)) return st;
   Side& s = side(e);
-  if (s.qp == Qp::kNone) return fail("rdma_disconnect", EINVAL, "not connected");
+  if (s.cm != Cm::kConnected || !s.qp) return fail("rdma_disconnect", EINVAL, "not connected");
   to_err(e);
-  if (!s.disconnected) {
-    s.disconnected = true;
-    s.events.push_back("RDMA_CM_EVENT_DISCONNECTED");  // after the DREP
-    Side& p = peer(e);
-    if (!p.disconnected) {
-      p.disconnected = true;
-      p.events.push_back("RDMA_CM_EVENT_DISCONNECTED");  // DREQ received
-    }
+  Side& p = side(e.peer());
+  if (opt_.transport == Transport::kIWARP) {
+    // the TCP close tells both sides
+    disconnected(e);
+    disconnected(e.peer());
+    return st;
+  }
+  if (p.disconnect_sent) {
+    // e answers the peer's DREQ: the DREP tells the peer; both cm_ids then leave timewait
+    disconnected(e);
+    disconnected(e.peer());
+    event(e, "RDMA_CM_EVENT_TIMEWAIT_EXIT");
+    event(e.peer(), "RDMA_CM_EVENT_TIMEWAIT_EXIT");
+  } else if (!s.disconnect_sent && !s.disconnected) {
+    s.disconnect_sent = true;  // the DREQ: the peer is told; e hears only the peer's DREP
+    disconnected(e.peer());
   }
   return st;
 }
 
-void FakeDevice::to_err(Ep e) {
+void FakeDevice::disconnected(Endpoint e) {
   Side& s = side(e);
-  s.qp = Qp::kErr;
-  for (; s.recvs > 0; --s.recvs) s.recv_wcs.push_back(wc(kFlush));
-  // this side's unACKed Sends are flushed
-  for (; peer(e).inbound > 0; --peer(e).inbound) s.send_wcs.push_back(wc(kFlush));
+  if (s.disconnected) return;
+  s.disconnected = true;
+  event(e, "RDMA_CM_EVENT_DISCONNECTED");
 }
 
-void FakeDevice::deliver(Ep e) {
+void FakeDevice::to_err(Endpoint e) {
   Side& s = side(e);
-  Side& sender = peer(e);
-  while (s.inbound > 0 && (s.qp == Qp::kRtr || s.qp == Qp::kRts)) {
-    if (s.recvs > 0) {
-      --s.recvs;
-      --s.inbound;
-      s.recv_wcs.push_back(wc(kSuccess));
-      sender.send_wcs.push_back(wc(kSuccess));
-      continue;
-    }
-    if (opt_.transport == Transport::kIB) {
-      if (sender.rnr_retry == 7) return;  // RNR NAK, retried until a receive is posted
-      --s.inbound;
-      sender.send_wcs.push_back(wc(kRnrRetryExc));
-      to_err(other(e));
-      return;
-    }
-    // iWARP: DDP TERMINATE, both sides torn down.
-    --s.inbound;
-    sender.send_wcs.push_back(wc(kSuccess));
-    for (Ep x : {Ep::kActive, Ep::kPassive}) {
-      to_err(x);
-      if (!side(x).disconnected) {
-        side(x).disconnected = true;
-        side(x).events.push_back("RDMA_CM_EVENT_DISCONNECTED");
+  if (!s.qp) return;
+  s.state = QpState::kErr;
+  for (; !s.sq.empty(); s.sq.pop_front()) s.send_wcs.push_back(wc(kFlush, s.sq.front()));
+  for (; s.recvs > 0; --s.recvs) s.recv_wcs.push_back(wc(kFlush, "IBV_WC_RECV"));
+}
+
+void FakeDevice::discard(Endpoint e) {
+  Side& s = side(e);
+  s.sq.clear();
+  s.recvs = 0;
+}
+
+void FakeDevice::deliver() {
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (auto& [e, s] : sides_) {
+      if (!s.qp || s.state != QpState::kRts || !s.joined || s.sq.empty()) continue;
+      Endpoint pe = e.peer();
+      Side& r = side(pe);
+      if (!r.qp || !receiving(r.state)) continue;  // dropped and retried by the transport
+      std::string opcode = s.sq.front();
+      if (opcode != "IBV_WC_SEND") {
+        s.sq.pop_front();
+        s.send_wcs.push_back(wc(kSuccess, opcode));
+        moved = true;
+        continue;
       }
+      int* pool = r.srq >= 0 ? &srqs_[r.srq] : &r.recvs;
+      if (*pool > 0) {
+        --*pool;
+        s.sq.pop_front();
+        r.recv_wcs.push_back(wc(kSuccess, "IBV_WC_RECV", r.srq));
+        s.send_wcs.push_back(wc(kSuccess, opcode));
+        moved = true;
+        continue;
+      }
+      if (opt_.transport == Transport::kIB) {
+        if (s.rnr_retry == 7) continue;  // RNR NAK, retried until a receive is posted
+        s.sq.pop_front();
+        s.send_wcs.push_back(wc(kRnrRetryExc, opcode));
+        to_err(e);
+        moved = true;
+        continue;
+      }
+      // iWARP: DDP TERMINATE, both sides torn down.
+      s.sq.pop_front();
+      s.send_wcs.push_back(wc(kSuccess, opcode));
+      for (Endpoint x : {e, pe}) {
+        to_err(x);
+        disconnected(x);
+      }
+      moved = true;
     }
-    return;
   }
 }
 
-Status FakeDevice::next_cm_event(Ep e, Millis, std::optional<std::string>* event) {
+Status FakeDevice::next_cm_event(Endpoint e, Millis, std::optional<std::string>* event) {
+  event->reset();
   Side& s = side(e);
-  if (e == Ep::kActive && s.rep_pending) {  // librdmacm: CONNECT_RESPONSE -> RTR, RTS, RTU -> ESTABLISHED
+  if (s.cm == Cm::kNone && e.side == Ep::kActive) return fail("rdma_get_cm_event", EINVAL, e.text() + " has no cm_id");
+  if (s.cm == Cm::kDone) return fail("rdma_get_cm_event", EINVAL, e.text() + "'s cm_id was destroyed");
+  if (e.side == Ep::kActive && s.rep_pending) {  // librdmacm: CONNECT_RESPONSE -> RTR, RTS, RTU -> ESTABLISHED
     s.rep_pending = false;
-    if (s.qp == Qp::kInit) {
-      s.qp = Qp::kRts;
+    Side& p = side(e.peer());
+    if (!s.qp || s.state == QpState::kInit) {
+      if (s.qp) {
+        s.state = QpState::kRts;
+        s.joined = true;
+        s.rnr_retry = p.peer_rnr_retry;
+      }
+      s.cm = Cm::kConnected;
+      s.established = true;
       s.events.push_back("RDMA_CM_EVENT_ESTABLISHED");
-      passive_.events.push_back("RDMA_CM_EVENT_ESTABLISHED");
-      deliver(Ep::kActive);
+      if (!p.established) {
+        p.established = true;
+        this->event(e.peer(), "RDMA_CM_EVENT_ESTABLISHED");
+      }
+      deliver();
     }
   }
-  event->reset();
   if (!s.events.empty()) {
     *event = s.events.front();
     s.events.pop_front();
+    if ((*event)->rfind("RDMA_CM_EVENT_REJECTED", 0) == 0 && s.qp) to_err(e);  // librdmacm ucma_modify_qp_err
   }
   return Status::success();
 }
 
-Status FakeDevice::next_send_completion(Ep e, Millis, std::optional<Completion>* out) {
+Status FakeDevice::next_send_completion(Endpoint e, Millis, std::optional<Completion>* out) {
   Side& s = side(e);
   out->reset();
+  if (!s.cqs) return fail("ibv_poll_cq", EINVAL, "no CQ (no QP created on this endpoint)");
   if (!s.send_wcs.empty()) {
     *out = s.send_wcs.front();
     s.send_wcs.pop_front();
@@ -191,9 +442,10 @@ Status FakeDevice::next_send_completion(Ep e, Millis, std::optional<Completion>*
   return Status::success();
 }
 
-Status FakeDevice::next_recv_completion(Ep e, Millis, std::optional<Completion>* out) {
+Status FakeDevice::next_recv_completion(Endpoint e, Millis, std::optional<Completion>* out) {
   Side& s = side(e);
   out->reset();
+  if (!s.cqs) return fail("ibv_poll_cq", EINVAL, "no CQ (no QP created on this endpoint)");
   if (!s.recv_wcs.empty()) {
     *out = s.recv_wcs.front();
     s.recv_wcs.pop_front();

@@ -1,19 +1,37 @@
-// A testonly in-process Device: a small synchronous simulation of one RC connection on one device, enough to test the
-// conductor without hardware. It follows the behaviour measured on rxe and siw (docs/rdma-semantics.md):
-//  - rdma_create_qp leaves the QP in INIT (LEGACY); posting on a QP that is not there, or a Send before RTS, fails
-//    with EINVAL; posts on a QP in ERR complete with IBV_WC_WR_FLUSH_ERR;
-//  - IB: rdma_accept moves the passive QP to RTS; the active QP reaches RTS when its ULP retrieves the CM event that
+// A testonly in-process Device: a small synchronous simulation of the endpoints of K RC connections on one device,
+// enough to test the conductor without hardware. It follows the library's semantics (spec/lib) where they are what
+// rxe and siw do, and the devices where they are measured (docs/rdma-semantics.md):
+//  - QPs: rdma_create_qp leaves the QP in INIT (LEGACY); ibv_create_qp in RESET. ibv_modify_qp follows the kernel's
+//    qp_state_table (drivers/infiniband/core/verbs.c): an illegal transition is EINVAL. To RESET: every WR is
+//    discarded without a completion. To ERR: flush (below). A plain QP's RTR joins it to the peer endpoint's QP
+//    (which must exist). iWARP: a plain QP's RTS is EINVAL (siw_qp_nextstate_from_idle: no LLP handle without the
+//    iWARP CM).
+//  - Posting: no QP, RESET, and a Send in INIT/RTR: EINVAL; a receive on a QP with an SRQ: EINVAL; in ERR both
+//    complete at once with IBV_WC_WR_FLUSH_ERR; SQD queues without processing.
+//  - Work requests: per-WR completions with the WR's opcode, in order. A QP's send queue is processed in order once
+//    it is RTS and its peer's QP is RTR/RTS (else the transport retries: the WR waits). SEND consumes a receive of
+//    the peer (its RQ or its SRQ); RDMA WRITE and READ consume none and complete at the sender.
+//  - IB: a Send meeting no receive is RNR-NAKed: with rnr_retry 7 it waits for a receive, otherwise the retries are
+//    exhausted at once (no timers here): the sender's WC is IBV_WC_RNR_RETRY_EXC_ERR and its QP goes to ERR.
+//    iWARP: no RNR: a TERMINATE: the sender's WC is IBV_WC_SUCCESS, both QPs go to ERR, both sides DISCONNECTED.
+//  - Flush (to ERR by any cause): every outstanding send WR and every WR on the QP's own receive queue completes
+//    with IBV_WC_WR_FLUSH_ERR, in order; an SRQ's WRs stay on the SRQ.
+//  - CM: create_id, resolve_addr (ADDR_RESOLVED), resolve_route (ROUTE_RESOLVED), listen; connect of ACTIVE[c]
+//    gives PASSIVE[c] its cm_id and CONNECT_REQUEST (no listener: REJECTED, status 8 on IB, -111 on iWARP);
+//    rdma_accept moves the passive QP to RTS; IB: the active QP reaches RTS when its ULP retrieves the CM event that
 //    follows the REP (librdmacm processes CONNECT_RESPONSE inside rdma_get_cm_event), which also sends the RTU
-//    (passive ESTABLISHED). A Send meeting an empty receive queue is RNR-NAKed: with rnr_retry 7 it waits for a
-//    receive, otherwise the retries are exhausted at once (no timers here): the sender's WC is
-//    IBV_WC_RNR_RETRY_EXC_ERR and its QP goes to ERR;
-//  - iWARP: no RNR: a Send meeting an empty receive queue is answered by a TERMINATE: the sender's WC is
-//    IBV_WC_SUCCESS, both QPs go to ERR and both sides get RDMA_CM_EVENT_DISCONNECTED.
-// Sends to a QP not yet in RTR/RTS stay queued (the transport retries). Waits never block: nothing pending means
-// a timeout at once.
+//    (passive ESTABLISHED); iWARP: both ESTABLISHED at accept. Each QP's rnr_retry comes from the OTHER side's
+//    conn_param. reject: the active side's REJECTED (status 28), its QP to ERR when the event is retrieved
+//    (librdmacm: ucma_modify_qp_err). disconnect: own QP to ERR; IB: the DREQ gives the peer DISCONNECTED, the
+//    initiator's DISCONNECTED comes with the peer's DREP, which is the peer's own rdma_disconnect (kernel cma.c
+//    rdma_disconnect), then TIMEWAIT_EXIT on both; iWARP: DISCONNECTED on both at once. destroy_id: no more events;
+//    a connected id's peer gets DISCONNECTED. As measured on siw: rdma_connect with no listener fails
+//    (ECONNREFUSED), a Send posted after the close fails (ENOTCONN) instead of flushing.
+// Waits never block: nothing pending means a timeout at once.
 #pragma once
 
 #include <deque>
+#include <map>
 #include <string>
 
 #include "verbs_backend/device.h"
@@ -34,40 +52,61 @@ class FakeDevice : public Device {
 
   std::string name() const override { return opt_.name; }
   Status open(Millis timeout) override;
-  Status create_qp(Ep e) override;
-  Status post_recv(Ep e, int count) override;
-  Status post_send(Ep e) override;
-  Status connect(Ep e, const ConnParam& param) override;
-  Status accept(Ep e, const ConnParam& param) override;
-  Status reject(Ep e) override;
-  Status disconnect(Ep e) override;
-  Status next_cm_event(Ep e, Millis timeout, std::optional<std::string>* event) override;
-  Status next_send_completion(Ep e, Millis timeout, std::optional<Completion>* wc) override;
-  Status next_recv_completion(Ep e, Millis timeout, std::optional<Completion>* wc) override;
+  Status listen() override;
+  Status create_id(Endpoint e) override;
+  Status resolve_addr(Endpoint e) override;
+  Status resolve_route(Endpoint e) override;
+  Status create_qp(Endpoint e, int srq) override;
+  Status create_plain_qp(Endpoint e) override;
+  Status modify_qp(Endpoint e, QpState state, const QpAttrs& attrs) override;
+  Status destroy_qp(Endpoint e) override;
+  Status destroy_id(Endpoint e) override;
+  Status create_srq(int srq) override;
+  Status post_srq_recv(int srq, int count) override;
+  Status post_recv(Endpoint e, int count) override;
+  Status post_send(Endpoint e, WrOpcode op) override;
+  Status connect(Endpoint e, const ConnParam& param) override;
+  Status accept(Endpoint e, const ConnParam& param) override;
+  Status reject(Endpoint e) override;
+  Status disconnect(Endpoint e) override;
+  Status next_cm_event(Endpoint e, Millis timeout, std::optional<std::string>* event) override;
+  Status next_send_completion(Endpoint e, Millis timeout, std::optional<Completion>* wc) override;
+  Status next_recv_completion(Endpoint e, Millis timeout, std::optional<Completion>* wc) override;
 
  private:
-  enum class Qp { kNone, kInit, kRtr, kRts, kErr };
+  enum class Cm { kNone, kIdle, kAddr, kRoute, kConnecting, kRequested, kConnected, kDone };
   struct Side {
-    bool id = false;              // has a cm_id (ACTIVE: after open; PASSIVE: after CONNECT_REQUEST)
-    Qp qp = Qp::kNone;
-    int recvs = 0;                // posted receive WRs
-    int rnr_retry = 7;            // this QP's RNR retry limit (from the OTHER side's conn_param)
-    int inbound = 0;              // Sends travelling to this side, not yet ACKed
+    Cm cm = Cm::kNone;            // the cm_id's state (kNone: no cm_id; kDone: destroyed)
+    bool qp = false;              // has a QP
+    bool plain = false;           // made by ibv_create_qp
+    QpState state = QpState::kReset;
+    bool joined = false;          // the QP is joined to the peer's (CM: at RTS; plain: at RTR)
+    int srq = -1;
+    int recvs = 0;                // receive WRs on the QP's own receive queue
+    std::deque<std::string> sq;   // send WRs posted and not completed: their IBV_WC_* opcodes
+    int rnr_retry = 7;            // this QP's RNR retry limit
+    int peer_rnr_retry = 7;       // the rnr_retry_count this side's conn_param gave the peer's QP
     bool rep_pending = false;     // ACTIVE: a REP waits for the ULP's rdma_get_cm_event
-    bool disconnected = false;
+    bool established = false;     // ESTABLISHED queued (once per cm_id)
+    bool disconnected = false;    // DISCONNECTED queued (once)
+    bool disconnect_sent = false; // IB: this side sent the DREQ and waits for the peer's DREP
+    bool cqs = false;             // has its CQs (from its first QP on)
     std::deque<std::string> events;
     std::deque<Completion> send_wcs, recv_wcs;
   };
-  Side& side(Ep e) { return e == Ep::kActive ? active_ : passive_; }
-  Side& peer(Ep e) { return e == Ep::kActive ? passive_ : active_; }
-  static Ep other(Ep e) { return e == Ep::kActive ? Ep::kPassive : Ep::kActive; }
+  Side& side(Endpoint e) { return sides_[e]; }
   bool injected(const char* api, Status* st);
-  void to_err(Ep e);
-  void deliver(Ep e);             // moves Sends travelling to e as far as they can go
+  void event(Endpoint e, const std::string& ev);
+  void to_err(Endpoint e);       // the QP enters ERR: flush
+  void discard(Endpoint e);      // RESET / destroy: every WR gone without a completion
+  void disconnected(Endpoint e); // DISCONNECTED for e, once
+  void deliver();                // moves every send queue as far as it can go
 
   Options opt_;
   bool open_ = false;
-  Side active_, passive_;
+  bool listening_ = false;
+  std::map<Endpoint, Side> sides_;
+  std::map<int, int> srqs_;      // SRQ -> receive WRs posted on it
 };
 
 }  // namespace qpcheck::verbs

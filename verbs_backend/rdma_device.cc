@@ -9,10 +9,13 @@
 #include <unistd.h>
 #include <rdma/rdma_cma.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <deque>
+#include <map>
 #include <thread>
 #include <vector>
 
@@ -38,36 +41,92 @@ int destroy_channel(rdma_event_channel* ch) {
   rdma_destroy_event_channel(ch);
   return 0;
 }
+int free_devices(ibv_context** list) {
+  rdma_free_devices(list);
+  return 0;
+}
 using ChannelHandle = Handle<rdma_event_channel, destroy_channel>;
 using IdHandle = Handle<rdma_cm_id, rdma_destroy_id>;
+using DevicesHandle = Handle<ibv_context*, free_devices>;
 using PdHandle = Handle<ibv_pd, ibv_dealloc_pd>;
 using MrHandle = Handle<ibv_mr, ibv_dereg_mr>;
 using CqHandle = Handle<ibv_cq, ibv_destroy_cq>;
+using SrqHandle = Handle<ibv_srq, ibv_destroy_srq>;
 
-// The QP belongs to its cm_id: rdma_destroy_qp(id).
+// An endpoint's QP: a cm_id's (released with rdma_destroy_qp while the cm_id lives) or a plain one, or a cm_id's
+// whose cm_id was destroyed first (released with ibv_destroy_qp).
 struct QpHandle {
-  rdma_cm_id* id = nullptr;
+  ibv_qp* qp = nullptr;
+  rdma_cm_id* id = nullptr;  // the owning cm_id, or nullptr
   QpHandle() = default;
   QpHandle(const QpHandle&) = delete;
   QpHandle& operator=(const QpHandle&) = delete;
-  ~QpHandle() {
-    if (id) rdma_destroy_qp(id);
+  ~QpHandle() { reset(); }
+  int reset() {
+    int rc = 0;
+    if (id) {
+      rdma_destroy_qp(id);  // void: ibv_destroy_qp(id->qp) and id->qp = NULL
+    } else if (qp) {
+      rc = ibv_destroy_qp(qp);
+    }
+    qp = nullptr;
+    id = nullptr;
+    return rc;
   }
 };
 
 Status rdma_fail(const char* api, std::string context = "") { return fail(api, errno, std::move(context)); }
 
-constexpr int kSlots = 64;           // receive buffers per endpoint (post_recv count is at most 64)
-constexpr size_t kSlotBytes = 64;
+// ibv_post_send / ibv_post_recv / ibv_post_srq_recv return an errno value (ibv_post_send.3); a provider that returns
+// -1 instead (libsiw's doorbell passes write()'s -1 up: providers/siw/siw.h siw_db) has the errno in errno.
+Status post_fail(const char* api, int rc) {
+  if (rc > 0) return fail(api, rc);
+  int err = errno;
+  return fail(api, err, fmt::format("the provider returned {} instead of an errno value; errno is {}", rc, err));
+}
 
-// One endpoint's resources, declared in creation order (destroyed in reverse: QP, CQs, MR, PD, cm_id).
-struct Endpoint {
+// Buffer layout of an endpoint's memory region (one MR, local write + remote read/write):
+constexpr int kSlots = 64;                              // receive buffers (a post_recv count is at most 64)
+constexpr size_t kSlotBytes = 64;
+constexpr size_t kSendOffset = kSlots * kSlotBytes;     // what Sends and RDMA WRITEs carry
+constexpr size_t kReadOffset = kSendOffset + kSlotBytes;  // where this endpoint's RDMA READs land
+constexpr size_t kRemoteOffset = kReadOffset + kSlotBytes;  // the peer's WRITE target and READ source
+constexpr size_t kBufferBytes = kRemoteOffset + kSlotBytes;
+constexpr uint32_t kMessageBytes = 32;
+constexpr int kSendDepth = 32;                          // max_send_wr of every QP
+constexpr int kCqDepth = 256;                           // every CQ: no replay overruns one
+// wr_id of a receive WR: (source << 48) | sequence; source 0 = the QP's own receive queue, s + 1 = SRQ s.
+constexpr int kWrSourceShift = 48;
+
+// The connection index the active side puts in its REQ's private data (rdma_connect), read back from the
+// CONNECT_REQUEST's param.conn.private_data: how the listener's requests are matched to PASSIVE[c].
+struct RequestTag {
+  std::array<char, 4> magic{'q', 'p', 'c', 'k'};
+  uint8_t connection = 0;
+};
+
+// One endpoint's resources, declared in creation order (destroyed in reverse: QP, CQs, MR, cm_id, channel).
+struct EndpointRes {
+  ChannelHandle channel;                 // the cm_id's own event channel (PASSIVE: migrated there from the listener's)
   IdHandle id;
-  PdHandle pd;
-  std::vector<char> buffer = std::vector<char>(kSlots * kSlotBytes * 2);
+  bool id_destroyed = false;
+  std::vector<char> buffer = std::vector<char>(kBufferBytes);
   MrHandle mr;
   CqHandle send_cq, recv_cq;
   QpHandle qp;
+  bool plain = false;                    // the QP was made by ibv_create_qp
+  std::optional<QpState> state;          // the state this device last moved the QP to (plain QPs: always known)
+  int srq = -1;
+  std::deque<std::string> pending;       // CM events routed to this endpoint before it asked for them
+  std::map<uint64_t, std::string> send_wrs;  // wr_id -> IBV_WC_* opcode of the WR posted under it
+  int next_slot = 0;
+  uint64_t next_wr_id = 1;
+};
+
+struct SrqRes {
+  std::vector<char> buffer = std::vector<char>(kSlots * kSlotBytes);
+  MrHandle mr;
+  SrqHandle srq;
   int next_slot = 0;
   uint64_t next_wr_id = 1;
 };
@@ -81,160 +140,487 @@ class RdmaDevice : public Device {
   Status open(Millis timeout) override {
     timeout_ = timeout;
     if (Status st = check_device(); !st.ok()) return st;
-    passive_channel_.reset(rdma_create_event_channel());
-    if (!passive_channel_) return channel_fail();
-    active_channel_.reset(rdma_create_event_channel());
-    if (!active_channel_) return channel_fail();
-    for (rdma_event_channel* ch : {passive_channel_.get(), active_channel_.get()}) {
-      int flags = fcntl(ch->fd, F_GETFL);
-      if (flags < 0 || fcntl(ch->fd, F_SETFL, flags | O_NONBLOCK) < 0) return rdma_fail("fcntl", "event channel");
+    listen_channel_.reset(rdma_create_event_channel());
+    if (!listen_channel_) return channel_fail();
+    if (Status st = nonblocking(listen_channel_.get()); !st.ok()) return st;
+    if (Status st = find_address(&addr_); !st.ok()) return st;
+    // The verbs context librdmacm uses for this device (every cm_id on it shares it), and one PD for everything.
+    int n = 0;
+    devices_.reset(rdma_get_devices(&n));
+    if (!devices_) return rdma_fail("rdma_get_devices");
+    for (int i = 0; i < n; ++i) {
+      if (device_ == ibv_get_device_name(devices_.get()[i]->device)) ctx_ = devices_.get()[i];
     }
-    sockaddr_in addr{};
-    if (Status st = find_address(&addr); !st.ok()) return st;
-    // Passive: listen on the device's address, any port.
+    if (!ctx_) return fail("rdma_get_devices", ENODEV, fmt::format("librdmacm does not list {}", device_));
+    pd_.reset(ibv_alloc_pd(ctx_));
+    if (!pd_) return rdma_fail("ibv_alloc_pd");
+    ibv_port_attr port{};
+    if (int rc = ibv_query_port(ctx_, 1, &port)) return fail("ibv_query_port", rc, "port 1");
+    port_ = port;
+    // The listener is bound now (its port is where every active endpoint resolves to); it listens at listen().
     rdma_cm_id* id = nullptr;
-    if (rdma_create_id(passive_channel_.get(), &id, nullptr, RDMA_PS_TCP)) return rdma_fail("rdma_create_id");
+    if (rdma_create_id(listen_channel_.get(), &id, nullptr, RDMA_PS_TCP)) return rdma_fail("rdma_create_id", "listener");
     listener_.reset(id);
-    if (rdma_bind_addr(listener_.get(), reinterpret_cast<sockaddr*>(&addr))) return rdma_fail("rdma_bind_addr");
-    if (rdma_listen(listener_.get(), 4)) return rdma_fail("rdma_listen");
-    sockaddr_in dst = addr;
-    dst.sin_port = rdma_get_src_port(listener_.get());
-    // Active: resolve the same address (the device's own), then the route.
-    if (rdma_create_id(active_channel_.get(), &id, nullptr, RDMA_PS_TCP)) return rdma_fail("rdma_create_id");
-    active_.id.reset(id);
-    sockaddr_in src = addr;
-    src.sin_port = 0;
-    int ms = static_cast<int>(timeout.count());
-    if (rdma_resolve_addr(active_.id.get(), reinterpret_cast<sockaddr*>(&src), reinterpret_cast<sockaddr*>(&dst), ms)) {
-      return rdma_fail("rdma_resolve_addr");
-    }
-    if (Status st = setup_event(RDMA_CM_EVENT_ADDR_RESOLVED); !st.ok()) return st;
-    if (rdma_resolve_route(active_.id.get(), ms)) return rdma_fail("rdma_resolve_route");
-    return setup_event(RDMA_CM_EVENT_ROUTE_RESOLVED);
-  }
-
-  Status create_qp(Ep e) override {
-    Endpoint& ep = side(e);
-    if (!ep.id) return fail("rdma_create_qp", EINVAL, "PASSIVE has no cm_id before its CONNECT_REQUEST");
-    if (ep.qp.id) return fail("rdma_create_qp", EEXIST, "the cm_id already has a QP");
-    ibv_context* ctx = ep.id->verbs;
-    ep.pd.reset(ibv_alloc_pd(ctx));
-    if (!ep.pd) return rdma_fail("ibv_alloc_pd");
-    ep.mr.reset(ibv_reg_mr(ep.pd.get(), ep.buffer.data(), ep.buffer.size(), IBV_ACCESS_LOCAL_WRITE));
-    if (!ep.mr) return rdma_fail("ibv_reg_mr");
-    ep.send_cq.reset(ibv_create_cq(ctx, kSlots, nullptr, nullptr, 0));
-    if (!ep.send_cq) return rdma_fail("ibv_create_cq", "send CQ");
-    ep.recv_cq.reset(ibv_create_cq(ctx, kSlots, nullptr, nullptr, 0));
-    if (!ep.recv_cq) return rdma_fail("ibv_create_cq", "receive CQ");
-    ibv_qp_init_attr attr{};
-    attr.send_cq = ep.send_cq.get();
-    attr.recv_cq = ep.recv_cq.get();
-    attr.cap.max_send_wr = 16;
-    attr.cap.max_recv_wr = kSlots;
-    attr.cap.max_send_sge = 1;
-    attr.cap.max_recv_sge = 1;
-    attr.qp_type = IBV_QPT_RC;
-    attr.sq_sig_all = 1;
-    if (rdma_create_qp(ep.id.get(), ep.pd.get(), &attr)) return rdma_fail("rdma_create_qp");
-    ep.qp.id = ep.id.get();
+    if (rdma_bind_addr(listener_.get(), reinterpret_cast<sockaddr*>(&addr_))) return rdma_fail("rdma_bind_addr");
+    listen_port_ = rdma_get_src_port(listener_.get());
     return Status::success();
   }
 
-  Status post_recv(Ep e, int count) override {
-    Endpoint& ep = side(e);
-    if (!ep.qp.id) return fail("ibv_post_recv", EINVAL, "no QP (rdma_create_qp not called)");
+  Status listen() override {
+    if (listening_) return fail("rdma_listen", EINVAL, "already listening");
+    if (rdma_listen(listener_.get(), 8)) return rdma_fail("rdma_listen");
+    listening_ = true;
+    return Status::success();
+  }
+
+  Status create_id(Endpoint e) override {
+    if (e.side != Ep::kActive) return fail("rdma_create_id", EINVAL, "a PASSIVE cm_id comes from its CONNECT_REQUEST");
+    EndpointRes& ep = endpoints_[e];
+    if (ep.id || ep.id_destroyed) return fail("rdma_create_id", EEXIST, e.text() + " already has a cm_id");
+    ep.channel.reset(rdma_create_event_channel());
+    if (!ep.channel) return channel_fail();
+    if (Status st = nonblocking(ep.channel.get()); !st.ok()) return st;
+    rdma_cm_id* id = nullptr;
+    if (rdma_create_id(ep.channel.get(), &id, nullptr, RDMA_PS_TCP)) return rdma_fail("rdma_create_id");
+    ep.id.reset(id);
+    return Status::success();
+  }
+
+  Status resolve_addr(Endpoint e) override {
+    rdma_cm_id* id = cm_id(e);
+    if (!id) return no_id("rdma_resolve_addr", e);
+    sockaddr_in src = addr_, dst = addr_;
+    src.sin_port = 0;
+    dst.sin_port = listen_port_;
+    if (rdma_resolve_addr(id, reinterpret_cast<sockaddr*>(&src), reinterpret_cast<sockaddr*>(&dst), ms())) {
+      return rdma_fail("rdma_resolve_addr");
+    }
+    return Status::success();
+  }
+
+  Status resolve_route(Endpoint e) override {
+    rdma_cm_id* id = cm_id(e);
+    if (!id) return no_id("rdma_resolve_route", e);
+    if (rdma_resolve_route(id, ms())) return rdma_fail("rdma_resolve_route");
+    return Status::success();
+  }
+
+  Status create_qp(Endpoint e, int srq) override {
+    rdma_cm_id* id = cm_id(e);
+    if (!id) return no_id("rdma_create_qp", e);
+    EndpointRes& ep = endpoints_[e];
+    if (ep.qp.qp) return fail("rdma_create_qp", EEXIST, e.text() + " already has a QP");
+    if (id->verbs != ctx_) return fail("rdma_create_qp", EINVAL, "the cm_id is bound to another device");
+    ibv_qp_init_attr attr{};
+    if (Status st = qp_init(e, ep, srq, &attr); !st.ok()) return st;
+    if (rdma_create_qp(id, pd_.get(), &attr)) return rdma_fail("rdma_create_qp");
+    ep.qp.qp = id->qp;
+    ep.qp.id = id;
+    ep.plain = false;
+    ep.state.reset();  // librdmacm moved it to INIT (ucma_init_conn_qp); the CM moves it on
+    ep.srq = srq;
+    return Status::success();
+  }
+
+  Status create_plain_qp(Endpoint e) override {
+    EndpointRes& ep = endpoints_[e];
+    if (ep.qp.qp) return fail("ibv_create_qp", EEXIST, e.text() + " already has a QP");
+    ibv_qp_init_attr attr{};
+    if (Status st = qp_init(e, ep, -1, &attr); !st.ok()) return st;
+    ibv_qp* qp = ibv_create_qp(pd_.get(), &attr);
+    if (!qp) return rdma_fail("ibv_create_qp");
+    ep.qp.qp = qp;
+    ep.qp.id = nullptr;
+    ep.plain = true;
+    ep.state = QpState::kReset;
+    ep.srq = -1;
+    return Status::success();
+  }
+
+  // The attributes of each transition (ibv_modify_qp.3; the mask is what qp_state_table in the kernel's
+  // drivers/infiniband/core/verbs.c requires for it, rc_pingpong's pp_connect_ctx values where it has them):
+  //  RESET, SQD, SQE, ERR: the state alone.
+  //  INIT: pkey_index 0, port_num 1, qp_access_flags LOCAL_WRITE | REMOTE_WRITE | REMOTE_READ (the peer's RDMA
+  //        WRITE and READ target this endpoint's MR).
+  //  RTR:  dest_qp_num = the peer endpoint's QP number (both on this device), rq_psn 0 (every sq_psn is 0),
+  //        path_mtu = the port's active_mtu, max_dest_rd_atomic = attrs (IRD), min_rnr_timer 12 (0.64 ms, as
+  //        rc_pingpong), ah_attr port 1, dlid = the port's LID; RoCE (Ethernet link layer, IB transport): is_global
+  //        with dgid = this device's RoCE v2 GID of the address (the peer is on the same device), hop_limit 1.
+  //  RTS:  from RTR: sq_psn 0, timeout 14 (4.096 us * 2^14 = 67 ms, as rc_pingpong), retry_cnt, rnr_retry,
+  //        max_rd_atomic (ORD) = attrs. From RTS/SQD/SQE (or a cm_id's QP whose state is not known here and
+  //        ibv_query_qp does not say RTR) the state alone.
+  Status modify_qp(Endpoint e, QpState s, const QpAttrs& a) override {
+    EndpointRes* ep = find(e);
+    if (!ep || !ep->qp.qp) return fail("ibv_modify_qp", EINVAL, e.text() + " has no QP");
+    ibv_qp_attr attr{};
+    attr.qp_state = static_cast<ibv_qp_state>(s);
+    int mask = IBV_QP_STATE;
+    switch (s) {
+      case QpState::kInit:
+        attr.pkey_index = 0;
+        attr.port_num = 1;
+        attr.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+        mask |= IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
+        break;
+      case QpState::kRtr: {
+        EndpointRes* peer = find(e.peer());
+        if (!peer || !peer->qp.qp) {
+          return fail("ibv_modify_qp", EINVAL,
+                      fmt::format("RTR needs the peer's QP number, and {} has no QP yet", e.peer().text()));
+        }
+        attr.path_mtu = port_.active_mtu;
+        attr.dest_qp_num = peer->qp.qp->qp_num;
+        attr.rq_psn = 0;
+        attr.max_dest_rd_atomic = static_cast<uint8_t>(a.max_dest_rd_atomic);
+        attr.min_rnr_timer = 12;
+        attr.ah_attr.dlid = port_.lid;
+        attr.ah_attr.sl = 0;
+        attr.ah_attr.src_path_bits = 0;
+        attr.ah_attr.port_num = 1;
+        if (port_.link_layer == IBV_LINK_LAYER_ETHERNET && ctx_->device->transport_type == IBV_TRANSPORT_IB) {
+          int index = 0;
+          ibv_gid gid{};
+          if (Status st = roce_gid(&index, &gid); !st.ok()) return st;
+          attr.ah_attr.is_global = 1;
+          attr.ah_attr.grh.dgid = gid;
+          attr.ah_attr.grh.sgid_index = static_cast<uint8_t>(index);
+          attr.ah_attr.grh.hop_limit = 1;
+        }
+        mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+                IBV_QP_MIN_RNR_TIMER;
+        break;
+      }
+      case QpState::kRts:
+        if (current_state(*ep) == QpState::kRtr) {
+          attr.sq_psn = 0;
+          attr.timeout = 14;
+          attr.retry_cnt = static_cast<uint8_t>(a.retry_cnt);
+          attr.rnr_retry = static_cast<uint8_t>(a.rnr_retry);
+          attr.max_rd_atomic = static_cast<uint8_t>(a.max_rd_atomic);
+          mask |= IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
+        }
+        break;
+      default: break;
+    }
+    if (int rc = ibv_modify_qp(ep->qp.qp, &attr, mask)) {  // returns errno
+      return fail("ibv_modify_qp", rc, fmt::format("{} to {}", e.text(), qp_state_name(s)));
+    }
+    ep->state = s;
+    return Status::success();
+  }
+
+  Status destroy_qp(Endpoint e) override {
+    EndpointRes* ep = find(e);
+    if (!ep || !ep->qp.qp) return fail(ep && ep->plain ? "ibv_destroy_qp" : "rdma_destroy_qp", EINVAL, e.text() + " has no QP");
+    const char* api = ep->qp.id ? "rdma_destroy_qp" : "ibv_destroy_qp";
+    if (int rc = ep->qp.reset()) return fail(api, rc);
+    ep->state.reset();
+    return Status::success();
+  }
+
+  Status destroy_id(Endpoint e) override {
+    EndpointRes* ep = find(e);
+    if (!ep || !ep->id) return no_id("rdma_destroy_id", e);
+    // A QP still on the cm_id outlives it: released later with ibv_destroy_qp (rdma_destroy_id does not touch it).
+    ep->qp.id = nullptr;
+    if (rdma_destroy_id(ep->id.release())) return rdma_fail("rdma_destroy_id");
+    ep->id_destroyed = true;
+    return Status::success();
+  }
+
+  Status create_srq(int s) override {
+    if (srqs_.count(s)) return fail("ibv_create_srq", EEXIST, fmt::format("SRQ {} exists", s));
+    SrqRes& r = srqs_[s];
+    r.mr.reset(ibv_reg_mr(pd_.get(), r.buffer.data(), r.buffer.size(), IBV_ACCESS_LOCAL_WRITE));
+    if (!r.mr) return rdma_fail("ibv_reg_mr", "SRQ buffers");
+    ibv_srq_init_attr attr{};
+    attr.attr.max_wr = kSlots;
+    attr.attr.max_sge = 1;
+    r.srq.reset(ibv_create_srq(pd_.get(), &attr));
+    if (!r.srq) return rdma_fail("ibv_create_srq");
+    return Status::success();
+  }
+
+  Status post_srq_recv(int s, int count) override {
+    auto it = srqs_.find(s);
+    if (it == srqs_.end() || !it->second.srq) return fail("ibv_post_srq_recv", EINVAL, fmt::format("no SRQ {}", s));
+    SrqRes& r = it->second;
     for (int i = 0; i < count; ++i) {
       ibv_sge sge{};
-      sge.addr = reinterpret_cast<uintptr_t>(ep.buffer.data() + (ep.next_slot++ % kSlots) * kSlotBytes);
+      sge.addr = reinterpret_cast<uintptr_t>(r.buffer.data() + (r.next_slot++ % kSlots) * kSlotBytes);
       sge.length = kSlotBytes;
-      sge.lkey = ep.mr->lkey;
+      sge.lkey = r.mr->lkey;
       ibv_recv_wr wr{};
-      wr.wr_id = ep.next_wr_id++;
+      wr.wr_id = (static_cast<uint64_t>(s + 1) << kWrSourceShift) | r.next_wr_id++;
       wr.sg_list = &sge;
       wr.num_sge = 1;
       ibv_recv_wr* bad = nullptr;
-      if (int rc = ibv_post_recv(ep.id->qp, &wr, &bad)) return fail("ibv_post_recv", rc);  // returns errno
+      errno = 0;
+      if (int rc = ibv_post_srq_recv(r.srq.get(), &wr, &bad)) return post_fail("ibv_post_srq_recv", rc);
     }
     return Status::success();
   }
 
-  Status post_send(Ep e) override {
-    Endpoint& ep = side(e);
-    if (!ep.qp.id) return fail("ibv_post_send", EINVAL, "no QP (rdma_create_qp not called)");
-    char* msg = ep.buffer.data() + kSlots * kSlotBytes;
-    std::snprintf(msg, kSlotBytes, "qpcheck replay %s", ep_name(e));
+  Status post_recv(Endpoint e, int count) override {
+    EndpointRes* ep = find(e);
+    if (!ep || !ep->qp.qp) return fail("ibv_post_recv", EINVAL, e.text() + " has no QP");
+    for (int i = 0; i < count; ++i) {
+      ibv_sge sge{};
+      sge.addr = reinterpret_cast<uintptr_t>(ep->buffer.data() + (ep->next_slot++ % kSlots) * kSlotBytes);
+      sge.length = kSlotBytes;
+      sge.lkey = ep->mr->lkey;
+      ibv_recv_wr wr{};
+      wr.wr_id = ep->next_wr_id++;
+      wr.sg_list = &sge;
+      wr.num_sge = 1;
+      ibv_recv_wr* bad = nullptr;
+      errno = 0;
+      if (int rc = ibv_post_recv(ep->qp.qp, &wr, &bad)) return post_fail("ibv_post_recv", rc);
+    }
+    return Status::success();
+  }
+
+  Status post_send(Endpoint e, WrOpcode op) override {
+    EndpointRes* ep = find(e);
+    if (!ep || !ep->qp.qp) return fail("ibv_post_send", EINVAL, e.text() + " has no QP");
     ibv_sge sge{};
-    sge.addr = reinterpret_cast<uintptr_t>(msg);
-    sge.length = 32;
-    sge.lkey = ep.mr->lkey;
+    sge.addr = reinterpret_cast<uintptr_t>(ep->buffer.data() + (op == WrOpcode::kRdmaRead ? kReadOffset : kSendOffset));
+    sge.length = kMessageBytes;
+    sge.lkey = ep->mr->lkey;
+    std::snprintf(ep->buffer.data() + kSendOffset, kSlotBytes, "qpcheck replay %s", e.text().c_str());
     ibv_send_wr wr{};
-    wr.wr_id = ep.next_wr_id++;
+    wr.wr_id = ep->next_wr_id++;
     wr.sg_list = &sge;
     wr.num_sge = 1;
-    wr.opcode = IBV_WR_SEND;
     wr.send_flags = IBV_SEND_SIGNALED;
+    std::string wc_opcode = "IBV_WC_SEND";
+    if (op == WrOpcode::kSend) {
+      wr.opcode = IBV_WR_SEND;
+    } else {
+      EndpointRes* peer = find(e.peer());
+      if (!peer || !peer->mr) {
+        return fail("ibv_post_send", EINVAL,
+                    fmt::format("{} targets {}'s memory region, which does not exist yet (no QP created there)",
+                                wr_opcode_name(op), e.peer().text()));
+      }
+      wr.opcode = op == WrOpcode::kRdmaWrite ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ;
+      wr.wr.rdma.remote_addr = reinterpret_cast<uintptr_t>(peer->buffer.data() + kRemoteOffset);
+      wr.wr.rdma.rkey = peer->mr->rkey;
+      wc_opcode = op == WrOpcode::kRdmaWrite ? "IBV_WC_RDMA_WRITE" : "IBV_WC_RDMA_READ";
+    }
     ibv_send_wr* bad = nullptr;
-    if (int rc = ibv_post_send(ep.id->qp, &wr, &bad)) return fail("ibv_post_send", rc);  // returns errno
+    errno = 0;
+    if (int rc = ibv_post_send(ep->qp.qp, &wr, &bad)) return post_fail("ibv_post_send", rc);
+    ep->send_wrs[wr.wr_id] = wc_opcode;
     return Status::success();
   }
 
-  Status connect(Ep e, const ConnParam& p) override {
-    if (e != Ep::kActive) return fail("rdma_connect", EINVAL, "only the ACTIVE cm_id connects");
+  Status connect(Endpoint e, const ConnParam& p) override {
+    rdma_cm_id* id = cm_id(e);
+    if (e.side != Ep::kActive) return fail("rdma_connect", EINVAL, "only an ACTIVE cm_id connects");
+    if (!id) return no_id("rdma_connect", e);
+    RequestTag tag;
+    tag.connection = static_cast<uint8_t>(e.connection);
     rdma_conn_param cp = conn_param(p);
-    if (rdma_connect(active_.id.get(), &cp)) return rdma_fail("rdma_connect");
+    cp.private_data = &tag;
+    cp.private_data_len = sizeof tag;
+    if (rdma_connect(id, &cp)) return rdma_fail("rdma_connect");
     return Status::success();
   }
 
-  Status accept(Ep e, const ConnParam& p) override {
-    if (e != Ep::kPassive || !passive_.id) return fail("rdma_accept", EINVAL, "no CONNECT_REQUEST to accept");
+  Status accept(Endpoint e, const ConnParam& p) override {
+    rdma_cm_id* id = cm_id(e);
+    if (e.side != Ep::kPassive || !id) return fail("rdma_accept", EINVAL, e.text() + ": no CONNECT_REQUEST to accept");
     rdma_conn_param cp = conn_param(p);
-    if (rdma_accept(passive_.id.get(), &cp)) return rdma_fail("rdma_accept");
+    if (rdma_accept(id, &cp)) return rdma_fail("rdma_accept");
     return Status::success();
   }
 
-  Status reject(Ep e) override {
-    if (e != Ep::kPassive || !passive_.id) return fail("rdma_reject", EINVAL, "no CONNECT_REQUEST to reject");
-    if (rdma_reject(passive_.id.get(), nullptr, 0)) return rdma_fail("rdma_reject");
+  Status reject(Endpoint e) override {
+    rdma_cm_id* id = cm_id(e);
+    if (e.side != Ep::kPassive || !id) return fail("rdma_reject", EINVAL, e.text() + ": no CONNECT_REQUEST to reject");
+    if (rdma_reject(id, nullptr, 0)) return rdma_fail("rdma_reject");
     return Status::success();
   }
 
-  Status disconnect(Ep e) override {
-    Endpoint& ep = side(e);
-    if (!ep.id) return fail("rdma_disconnect", EINVAL, "no cm_id");
-    if (rdma_disconnect(ep.id.get())) return rdma_fail("rdma_disconnect");
+  Status disconnect(Endpoint e) override {
+    rdma_cm_id* id = cm_id(e);
+    if (!id) return no_id("rdma_disconnect", e);
+    if (rdma_disconnect(id)) return rdma_fail("rdma_disconnect");
     return Status::success();
   }
 
-  Status next_cm_event(Ep e, Millis timeout, std::optional<std::string>* out) override {
+  Status next_cm_event(Endpoint e, Millis timeout, std::optional<std::string>* out) override {
     out->reset();
-    rdma_event_channel* ch = e == Ep::kActive ? active_channel_.get() : passive_channel_.get();
-    rdma_cm_event* ev = nullptr;
-    if (Status st = get_event(ch, timeout, &ev); !st.ok() || !ev) return st;
-    std::string name = event_name(ev->event);
-    if (e == Ep::kPassive && ev->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
-      if (passive_.id) {
-        rdma_reject(ev->id, nullptr, 0);  // one connection per replay: a second request is refused
-        rdma_destroy_id_later_.push_back(IdHandle(ev->id));
-        name += " (a second one, rejected)";
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (bool first = true;; first = false) {
+      EndpointRes* ep = find(e);
+      if (ep && !ep->pending.empty()) {
+        *out = ep->pending.front();
+        ep->pending.pop_front();
+        return Status::success();
+      }
+      auto left = std::chrono::duration_cast<Millis>(deadline - std::chrono::steady_clock::now());
+      if (!first && left.count() <= 0) return Status::success();
+      // An endpoint with its own channel reads it; a PASSIVE one before its CONNECT_REQUEST reads the listener's.
+      rdma_event_channel* ch = nullptr;
+      if (ep && ep->channel && ep->id) {
+        ch = ep->channel.get();
+      } else if (e.side == Ep::kPassive && !(ep && ep->id_destroyed)) {
+        ch = listen_channel_.get();
       } else {
-        passive_.id.reset(ev->id);  // owned from now on; destroyed before the listener
+        return fail("rdma_get_cm_event", EINVAL,
+                    fmt::format("{} has no cm_id{}", e.text(), ep && ep->id_destroyed ? " (destroyed)" : ""));
+      }
+      rdma_cm_event* ev = nullptr;
+      if (Status st = get_event(ch, std::max(left, Millis(0)), &ev); !st.ok()) return st;
+      if (ev) {
+        if (Status st = route(ev); !st.ok()) return st;
+      } else if (left.count() <= 0) {
+        return Status::success();
       }
     }
-    if (ev->status) name += fmt::format(" (status {})", ev->status);
-    if (rdma_ack_cm_event(ev)) return rdma_fail("rdma_ack_cm_event");
-    *out = name;
-    return Status::success();
   }
 
-  Status next_send_completion(Ep e, Millis timeout, std::optional<Completion>* wc) override {
-    return poll(side(e).send_cq.get(), timeout, wc);
+  Status next_send_completion(Endpoint e, Millis timeout, std::optional<Completion>* wc) override {
+    EndpointRes* ep = find(e);
+    return poll(ep, ep ? ep->send_cq.get() : nullptr, true, timeout, wc);
   }
-  Status next_recv_completion(Ep e, Millis timeout, std::optional<Completion>* wc) override {
-    return poll(side(e).recv_cq.get(), timeout, wc);
+  Status next_recv_completion(Endpoint e, Millis timeout, std::optional<Completion>* wc) override {
+    EndpointRes* ep = find(e);
+    return poll(ep, ep ? ep->recv_cq.get() : nullptr, false, timeout, wc);
   }
 
  private:
-  Endpoint& side(Ep e) { return e == Ep::kActive ? active_ : passive_; }
+  EndpointRes* find(Endpoint e) {
+    auto it = endpoints_.find(e);
+    return it == endpoints_.end() ? nullptr : &it->second;
+  }
+  rdma_cm_id* cm_id(Endpoint e) {
+    EndpointRes* ep = find(e);
+    return ep ? ep->id.get() : nullptr;
+  }
+  Status no_id(const char* api, Endpoint e) {
+    EndpointRes* ep = find(e);
+    if (ep && ep->id_destroyed) return fail(api, EINVAL, e.text() + "'s cm_id was destroyed");
+    return fail(api, EINVAL, e.side == Ep::kPassive ? e.text() + " has no cm_id (no CONNECT_REQUEST for it yet)"
+                                                    : e.text() + " has no cm_id (rdma_create_id not called)");
+  }
+  int ms() const { return static_cast<int>(timeout_.count()); }
+
+  static Status nonblocking(rdma_event_channel* ch) {
+    int flags = fcntl(ch->fd, F_GETFL);
+    if (flags < 0 || fcntl(ch->fd, F_SETFL, flags | O_NONBLOCK) < 0) return rdma_fail("fcntl", "event channel");
+    return Status::success();
+  }
+
+  // e's MR and CQs (made at its first QP; a later QP of e reuses them) and the init attributes of an RC QP on them.
+  Status qp_init(Endpoint e, EndpointRes& ep, int srq, ibv_qp_init_attr* attr) {
+    if (!ep.mr) {
+      ep.mr.reset(ibv_reg_mr(pd_.get(), ep.buffer.data(), ep.buffer.size(),
+                             IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ));
+      if (!ep.mr) return rdma_fail("ibv_reg_mr", e.text());
+    }
+    if (!ep.send_cq) {
+      ep.send_cq.reset(ibv_create_cq(ctx_, kCqDepth, nullptr, nullptr, 0));
+      if (!ep.send_cq) return rdma_fail("ibv_create_cq", "send CQ");
+    }
+    if (!ep.recv_cq) {
+      ep.recv_cq.reset(ibv_create_cq(ctx_, kCqDepth, nullptr, nullptr, 0));
+      if (!ep.recv_cq) return rdma_fail("ibv_create_cq", "receive CQ");
+    }
+    attr->send_cq = ep.send_cq.get();
+    attr->recv_cq = ep.recv_cq.get();
+    if (srq >= 0) {
+      auto it = srqs_.find(srq);
+      if (it == srqs_.end() || !it->second.srq) return fail("rdma_create_qp", EINVAL, fmt::format("no SRQ {}", srq));
+      attr->srq = it->second.srq.get();
+    }
+    attr->cap.max_send_wr = kSendDepth;
+    attr->cap.max_recv_wr = srq >= 0 ? 0 : kSlots;
+    attr->cap.max_send_sge = 1;
+    attr->cap.max_recv_sge = 1;
+    attr->qp_type = IBV_QPT_RC;
+    attr->sq_sig_all = 1;
+    return Status::success();
+  }
+
+  // The state a cm_id's QP is in, when this device did not move it last: ibv_query_qp (siw always reports RESET
+  // there, rdma-semantics.md: then RTS takes the state alone, which is what an established cm QP needs).
+  std::optional<QpState> current_state(EndpointRes& ep) {
+    if (ep.state) return ep.state;
+    ibv_qp_attr attr{};
+    ibv_qp_init_attr init{};
+    if (ibv_query_qp(ep.qp.qp, &attr, IBV_QP_STATE, &init)) return std::nullopt;
+    return static_cast<QpState>(attr.qp_state);
+  }
+
+  // The RoCE v2 GID of the device's IPv4 address (::ffff:a.b.c.d) and its index, from the port's GID table.
+  Status roce_gid(int* index, ibv_gid* gid) {
+    std::array<ibv_gid_entry, 64> table{};
+    ssize_t n = ibv_query_gid_table(ctx_, table.data(), table.size(), 0);
+    if (n < 0) return fail("ibv_query_gid_table", static_cast<int>(-n));
+    for (ssize_t i = 0; i < n; ++i) {
+      const ibv_gid_entry& g = table[i];
+      const uint8_t* raw = g.gid.raw;
+      bool v4 = std::all_of(raw, raw + 10, [](uint8_t b) { return b == 0; }) && raw[10] == 0xff && raw[11] == 0xff &&
+                std::memcmp(raw + 12, &addr_.sin_addr, 4) == 0;
+      if (g.port_num == 1 && g.gid_type == IBV_GID_TYPE_ROCE_V2 && v4) {
+        *index = static_cast<int>(g.gid_index);
+        *gid = g.gid;
+        return Status::success();
+      }
+    }
+    char text[INET_ADDRSTRLEN] = "?";
+    inet_ntop(AF_INET, &addr_.sin_addr, text, sizeof text);
+    return fail("ibv_query_gid_table", ENOENT, fmt::format("no RoCE v2 GID for {} on port 1", text));
+  }
+
+  // Routes an event read from a channel to its endpoint's pending list and acknowledges it. A CONNECT_REQUEST goes
+  // to PASSIVE[c] for the connection index in its private data; its new cm_id moves to PASSIVE[c]'s own channel.
+  Status route(rdma_cm_event* ev) {
+    std::string name = event_name(ev->event);
+    if (ev->status) name += fmt::format(" (status {})", ev->status);
+    if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+      RequestTag tag;
+      const auto* pd = static_cast<const uint8_t*>(ev->param.conn.private_data);
+      bool tagged = pd && ev->param.conn.private_data_len >= sizeof tag && std::memcmp(pd, tag.magic.data(), 4) == 0;
+      rdma_cm_id* id = ev->id;
+      if (!tagged) {
+        rdma_ack_cm_event(ev);
+        rdma_reject(id, nullptr, 0);
+        rdma_destroy_id(id);
+        return Status::success();  // not a request of this replay
+      }
+      Endpoint e{Ep::kPassive, pd[4]};
+      EndpointRes& ep = endpoints_[e];
+      if (ep.id || ep.id_destroyed) {
+        rdma_ack_cm_event(ev);
+        rdma_reject(id, nullptr, 0);
+        rdma_destroy_id(id);
+        ep.pending.push_back(name + " (another one for this connection, rejected)");
+        return Status::success();
+      }
+      ep.channel.reset(rdma_create_event_channel());
+      if (!ep.channel) {
+        rdma_ack_cm_event(ev);
+        return channel_fail();
+      }
+      if (Status st = nonblocking(ep.channel.get()); !st.ok()) return st;
+      ep.id.reset(id);
+      if (rdma_ack_cm_event(ev)) return rdma_fail("rdma_ack_cm_event");
+      if (rdma_migrate_id(id, ep.channel.get())) return rdma_fail("rdma_migrate_id", e.text());
+      ep.pending.push_back(name);
+      return Status::success();
+    }
+    EndpointRes* target = nullptr;
+    for (auto& [e, ep] : endpoints_) {
+      if (ep.id.get() == ev->id) target = &ep;
+    }
+    if (rdma_ack_cm_event(ev)) return rdma_fail("rdma_ack_cm_event");
+    if (target) target->pending.push_back(name);  // else the listener's own event (none is predicted)
+    return Status::success();
+  }
 
   static rdma_conn_param conn_param(const ConnParam& p) {
     rdma_conn_param cp{};
@@ -325,25 +711,12 @@ class RdmaDevice : public Device {
     return Status::success();
   }
 
-  // Setup events on the active channel (address and route resolution) before the trace starts.
-  Status setup_event(rdma_cm_event_type want) {
-    rdma_cm_event* ev = nullptr;
-    if (Status st = get_event(active_channel_.get(), timeout_, &ev); !st.ok()) return st;
-    if (!ev) return fail("rdma_get_cm_event", ETIMEDOUT, fmt::format("no {} within {} ms", event_name(want), timeout_.count()));
-    rdma_cm_event_type got = ev->event;
-    int status = ev->status;
-    rdma_ack_cm_event(ev);
-    if (got != want) {
-      return fail("rdma_get_cm_event", status < 0 ? -status : EPROTO,
-                  fmt::format("expected {}, got {} (status {})", event_name(want), event_name(got), status));
-    }
-    return Status::success();
-  }
-
-  // Polls a CQ until one completion or the timeout (1 ms naps between empty polls).
-  Status poll(ibv_cq* cq, Millis timeout, std::optional<Completion>* out) {
+  // Polls a CQ until one completion or the timeout (1 ms naps between empty polls). A send completion's opcode is
+  // that of the WR posted under its wr_id (wc.opcode is valid only on success: ibv_poll_cq.3); a receive
+  // completion's source (the QP's receive queue or an SRQ) is in its wr_id.
+  Status poll(EndpointRes* ep, ibv_cq* cq, bool send, Millis timeout, std::optional<Completion>* out) {
     out->reset();
-    if (!cq) return fail("ibv_poll_cq", EINVAL, "no CQ (rdma_create_qp not called)");
+    if (!cq) return fail("ibv_poll_cq", EINVAL, "no CQ (no QP created on this endpoint)");
     auto deadline = std::chrono::steady_clock::now() + timeout;
     for (;;) {
       ibv_wc wc{};
@@ -351,10 +724,19 @@ class RdmaDevice : public Device {
       if (n < 0) return fail("ibv_poll_cq", EIO);
       if (n == 1) {
         int s = static_cast<int>(wc.status);
-        std::string name = s >= 0 && s < static_cast<int>(lang::kWcStatusNames.size())
-                               ? std::string(lang::kWcStatusNames[s])
-                               : fmt::format("IBV_WC_STATUS_{}", s);
-        *out = Completion{s, name};
+        Completion c;
+        c.status = s;
+        c.name = s >= 0 && s < static_cast<int>(lang::kWcStatusNames.size()) ? std::string(lang::kWcStatusNames[s])
+                                                                             : fmt::format("IBV_WC_STATUS_{}", s);
+        if (send) {
+          auto it = ep->send_wrs.find(wc.wr_id);
+          c.opcode = it != ep->send_wrs.end() ? it->second : fmt::format("(wr_id {} not posted here)", wc.wr_id);
+          if (it != ep->send_wrs.end()) ep->send_wrs.erase(it);
+        } else {
+          c.opcode = "IBV_WC_RECV";
+          c.srq = static_cast<int>(wc.wr_id >> kWrSourceShift) - 1;
+        }
+        *out = c;
         return Status::success();
       }
       if (std::chrono::steady_clock::now() >= deadline) return Status::success();
@@ -364,11 +746,19 @@ class RdmaDevice : public Device {
 
   std::string device_, address_;
   Millis timeout_{5000};
-  // Declared in creation order; destroyed in reverse: passive endpoint, active endpoint, listener, channels.
-  ChannelHandle passive_channel_, active_channel_;
+  sockaddr_in addr_{};
+  uint16_t listen_port_ = 0;
+  bool listening_ = false;
+  ibv_port_attr port_{};
+  ibv_context* ctx_ = nullptr;  // owned by librdmacm, held open by devices_
+  // Declared in creation order; destroyed in reverse: endpoints (QP, CQs, MR, cm_id, channel each), SRQs, listener,
+  // its channel, the PD, the device list.
+  DevicesHandle devices_;
+  PdHandle pd_;
+  ChannelHandle listen_channel_;
   IdHandle listener_;
-  std::vector<IdHandle> rdma_destroy_id_later_;
-  Endpoint active_, passive_;
+  std::map<int, SrqRes> srqs_;
+  std::map<Endpoint, EndpointRes> endpoints_;
 };
 
 }  // namespace

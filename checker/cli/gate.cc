@@ -8,8 +8,10 @@
 
 #include <fmt/format.h>
 
+#include "checker/cli/atomic_file.h"
 #include "checker/cli/exit_codes.h"
 #include "checker/cli/format_option.h"
+#include "checker/cli/interrupt.h"
 #include "checker/cli/output_paths.h"
 #include "checker/cli/progress.h"
 #include "checker/gate/check.h"
@@ -25,18 +27,24 @@ void setup_gate(CLI::App& app, GateOptions& opt) {
   app.add_option("paths", opt.paths, "spec files, or folders whose *.qpspec files are checked")->required();
   app.add_option("--format", opt.format, "summary on stdout: text or json")
       ->transform(format_names());
-  app.add_option("--junit", opt.junit, "write a JUnit XML report to this file");
-  app.add_option("--sarif", opt.sarif, "write a SARIF 2.1.0 report to this file");
-  app.add_option("--json", opt.json, "write the JSON summary (schema qpcheck.gate) to this file");
-  app.add_option("--trace-dir", opt.trace_dir, "write each counterexample's JSON report to this folder");
-  app.add_option("--svg-dir", opt.svg_dir, "write each counterexample's message sequence chart (SVG) to this folder");
+  app.add_option("--junit", opt.junit, "write a JUnit XML report to this file")
+      ->check(path_validator());
+  app.add_option("--sarif", opt.sarif, "write a SARIF 2.1.0 report to this file")
+      ->check(path_validator());
+  app.add_option("--json", opt.json, "write the JSON summary (schema qpcheck.gate) to this file")
+      ->check(path_validator());
+  app.add_option("--trace-dir", opt.trace_dir, "write each counterexample's JSON report to this folder")
+      ->check(path_validator());
+  app.add_option("--svg-dir", opt.svg_dir, "write each counterexample's message sequence chart (SVG) to this folder")
+      ->check(path_validator());
   app.add_flag("--no-coverage", opt.no_coverage, "skip coverage and vacuity");
   app.add_flag("--no-deadlock", opt.no_deadlock, "do not check deadlocks");
   app.add_option("--max-states", opt.max_states, "per search: stop (inconclusive) after this many states")
       ->check(count_validator());
   app.add_option("--max-depth", opt.max_depth, "per search: do not explore beyond this many steps")
       ->check(count_validator());
-  app.add_option("--max-memory", opt.max_memory, "per search: visited-set size limit, e.g. 4G");
+  app.add_option("--max-memory", opt.max_memory,
+                 "per search: memory limit (visited set, messages, specialised program), e.g. 4G; 0 = no limit");
   app.add_option("--time-limit", opt.time_limit, "per search: seconds")->check(seconds_validator());
   app.add_option("--lib-dir", opt.lib_dirs, "extra folder searched by import (repeatable)");
 }
@@ -83,35 +91,6 @@ std::string artefact_name(const std::string& spec, const std::string& config, co
   return name;
 }
 
-namespace {
-
-// Opens every output before the search, so a bad path is a usage error, not a lost result.
-struct Output {
-  std::string path;
-  std::ofstream file;
-};
-
-bool write(Output& o, const std::string& text, std::ostream& err) {
-  o.file << text;
-  o.file.flush();
-  if (!o.file) {
-    err << fmt::format("qpcheck: error: writing '{}' failed (disk full?)\n", o.path);
-    return false;
-  }
-  return true;
-}
-
-bool open_and_write(Output& o, const std::string& text, std::ostream& err) {
-  o.file.open(o.path);
-  if (!o.file) {
-    err << fmt::format("qpcheck: error: cannot open '{}' for writing\n", o.path);
-    return false;
-  }
-  return write(o, text, err);
-}
-
-}  // namespace
-
 int run_gate(const GateOptions& opt, std::ostream& out, std::ostream& err) {
   std::vector<std::string> specs;
   try {
@@ -138,6 +117,7 @@ int run_gate(const GateOptions& opt, std::ostream& out, std::ostream& err) {
   }
   go.search_path = lang::default_search_path(opt.lib_dirs);
   go.progress = progress_printer();
+  go.interrupt = &install_interrupt_handlers();
 
   // stdout carries the summary (text, or JSON with --format json): a report there would be mixed into it.
   for (const auto& [name, path] : {std::pair<const char*, const std::string*>{"--junit", &opt.junit},
@@ -148,8 +128,8 @@ int run_gate(const GateOptions& opt, std::ostream& out, std::ostream& err) {
       return code(ExitCode::kUsage);
     }
   }
-  std::vector<std::pair<std::string, std::string>> inputs;
-  for (const std::string& spec : specs) inputs.emplace_back("spec", spec);
+  // No report may name a file the run reads: a spec, or a file it imports (through any link).
+  const std::vector<std::pair<std::string, std::string>> inputs = spec_inputs(specs, go.search_path);
   std::string conflict = output_path_conflict({{"--junit", opt.junit}, {"--sarif", opt.sarif}, {"--json", opt.json}},
                                               inputs, false);
   if (!conflict.empty()) {
@@ -157,14 +137,16 @@ int run_gate(const GateOptions& opt, std::ostream& out, std::ostream& err) {
     return code(ExitCode::kUsage);
   }
 
-  std::vector<Output> outputs;
-  for (const std::string* p : {&opt.junit, &opt.sarif, &opt.json}) {
-    Output& o = outputs.emplace_back();
-    o.path = *p;
-    if (p->empty()) continue;
-    o.file.open(*p);
-    if (!o.file) {
-      err << fmt::format("qpcheck: error: cannot open '{}' for writing\n", *p);
+  // Each report's temporary file is created now (an unwritable path is exit 4 before any search) and renamed over
+  // the report once complete: an interrupted or failed run leaves the previous report as it was.
+  AtomicFile reports[3];
+  const std::string* report_paths[3] = {&opt.junit, &opt.sarif, &opt.json};
+  const char* report_options[3] = {"--junit", "--sarif", "--json"};
+  for (int i = 0; i < 3; ++i) {
+    if (report_paths[i]->empty()) continue;
+    if (std::string why = reports[i].open(*report_paths[i]); !why.empty()) {
+      err << fmt::format("qpcheck: error: cannot write {} '{}': {}\n", report_options[i],
+                         trace::printable(*report_paths[i], 200), why);
       return code(ExitCode::kUsage);
     }
   }
@@ -173,7 +155,7 @@ int run_gate(const GateOptions& opt, std::ostream& out, std::ostream& err) {
     std::error_code ec;
     fs::create_directories(*d, ec);
     if (!fs::is_directory(*d, ec)) {
-      err << fmt::format("qpcheck: error: cannot create folder '{}'\n", *d);
+      err << fmt::format("qpcheck: error: cannot create folder '{}'\n", trace::printable(*d, 200));
       return code(ExitCode::kUsage);
     }
   }
@@ -189,16 +171,43 @@ int run_gate(const GateOptions& opt, std::ostream& out, std::ostream& err) {
   gate::Counts counts = gate::count(results);
   int rc = gate::exit_code(counts, results);
   if (opt.format == Format::kJson) out << trace::dump_json(report::to_summary(results));
-  else out << report::to_text(results, !opt.no_coverage);
+  else out << trace::terminal_text(report::to_text(results, !opt.no_coverage));
   out.flush();
 
+  if (interrupt_flag().load()) {
+    err << fmt::format("qpcheck: interrupted (signal {}): the searches stopped where they were; the results so far "
+                       "are inconclusive and the reports are written\n", interrupt_signal());
+  }
   bool ok = true;
+  bool clobber = false;
+  auto write_file = [&](AtomicFile& f, const std::string& text) {
+    f.write(text);
+    if (std::string why = f.commit(); !why.empty()) {
+      err << fmt::format("qpcheck: error: writing '{}' failed ({}); the previous file is unchanged\n",
+                         trace::printable(f.destination(), 200), why);
+      ok = false;
+    }
+  };
+  if (!opt.junit.empty()) write_file(reports[0], report::to_junit(results));
+  if (!opt.sarif.empty()) write_file(reports[1], trace::dump_json(report::to_sarif(results)));
+  if (!opt.json.empty()) write_file(reports[2], trace::dump_json(report::to_summary(results)));
   // Two specs with one stem (a/x.qpspec, b/x.qpspec) would give their counterexamples one file name: the later ones
   // get a suffix .2, .3... instead of overwriting the earlier ones.
   std::map<std::string, int> names_used;
-  if (!opt.junit.empty()) ok = write(outputs[0], report::to_junit(results), err) && ok;
-  if (!opt.sarif.empty()) ok = write(outputs[1], trace::dump_json(report::to_sarif(results)), err) && ok;
-  if (!opt.json.empty()) ok = write(outputs[2], trace::dump_json(report::to_summary(results)), err) && ok;
+  auto write_artefact = [&](const std::string& path, const std::string& text) {
+    if (std::string c = output_path_conflict({{"--trace-dir/--svg-dir file", path}}, inputs, false); !c.empty()) {
+      err << "qpcheck: error: " << c << " (not written)\n";
+      clobber = true;
+      return;
+    }
+    AtomicFile f;
+    if (std::string why = f.open(path); !why.empty()) {
+      err << fmt::format("qpcheck: error: cannot write '{}': {}\n", trace::printable(path, 200), why);
+      ok = false;
+      return;
+    }
+    write_file(f, text);
+  };
   for (const gate::SpecResult& s : results) {
     for (const gate::ConfigResult& c : s.configs) {
       for (const gate::PropertyResult& p : c.properties) {
@@ -206,16 +215,16 @@ int run_gate(const GateOptions& opt, std::ostream& out, std::ostream& err) {
         std::string name = artefact_name(s.spec, c.name, p.name);
         if (int n = ++names_used[name]; n > 1) name += fmt::format(".{}", n);
         if (!opt.trace_dir.empty()) {
-          Output o{(fs::path(opt.trace_dir) / (name + ".json")).string(), {}};
-          ok = open_and_write(o, trace::dump_json(trace::to_json(*p.counterexample)), err) && ok;
+          write_artefact((fs::path(opt.trace_dir) / (name + ".json")).string(),
+                         trace::dump_json(trace::to_json(*p.counterexample)));
         }
         if (!opt.svg_dir.empty()) {
-          Output o{(fs::path(opt.svg_dir) / (name + ".svg")).string(), {}};
-          ok = open_and_write(o, trace::to_svg(*p.counterexample), err) && ok;
+          write_artefact((fs::path(opt.svg_dir) / (name + ".svg")).string(), trace::to_svg(*p.counterexample));
         }
       }
     }
   }
+  if (clobber) return code(ExitCode::kUsage);
   if (!ok) return code(ExitCode::kInternal);
   return rc;
 }

@@ -1,16 +1,27 @@
 // qpcheck: an explicit-state model checker for the ordering rules of RDMA queue pairs and the connection manager.
+#include <csignal>
 #include <exception>
 #include <iostream>
 #include <new>
+#include <string_view>
 
 #include <CLI/CLI.hpp>
 
 #include "checker/cli/app.h"
 #include "checker/cli/exit_codes.h"
+#include "checker/cli/interrupt.h"
 #include "checker/trace/render.h"
 
 int main(int argc, char** argv) {
   using qpcheck::cli::ExitCode;
+  // A closed stdout (`qpcheck verify ... | head -1`) must fail only the writes to stdout, never cost a report file:
+  // SIGPIPE is ignored, EPIPE is an ordinary write error (interrupt.h).
+  std::signal(SIGPIPE, SIG_IGN);
+  // verify and gate turn a first SIGINT/SIGTERM into an inconclusive, fully reported run: from the first instruction,
+  // so that a signal during start-up is not a silent death (interrupt.h).
+  if (argc > 1 && (std::string_view(argv[1]) == "verify" || std::string_view(argv[1]) == "gate")) {
+    qpcheck::cli::install_interrupt_handlers();
+  }
   qpcheck::cli::Commands c;
   std::unique_ptr<CLI::App> app_ptr = qpcheck::cli::make_app(c);
   CLI::App& app = *app_ptr;

@@ -14,12 +14,13 @@ namespace qpcheck::cli {
 
 int report_all_violations(model::Model& m, const lang::PropertyPlan& plan, const std::string& spec,
                           const explore::Options& eo, bool json, std::ostream& out, std::ostream& err,
-                          std::ostream* trace_file, const std::string& trace_path) {
+                          AtomicFile* trace_file, const std::string& trace_path) {
   gate::Options go;
   go.limits = eo.limits;
   go.check_deadlock = plan.deadlock;
   go.coverage = false;
   go.progress = eo.progress;
+  go.interrupt = eo.interrupt;
   gate::PropertyCheck pc = gate::check_properties(m, plan.checked, go, spec);
   clear_progress();
 
@@ -107,11 +108,10 @@ int report_all_violations(model::Model& m, const lang::PropertyPlan& plan, const
   }
   out.flush();
   if (trace_file != nullptr) {
-    *trace_file << trace::dump_json(j);
-    trace_file->flush();
-    if (!*trace_file) {
-      err << fmt::format("qpcheck: error: writing --trace-out file '{}' failed (disk full?); the report above is "
-                         "complete\n", trace_path);
+    trace_file->write(trace::dump_json(j));
+    if (std::string why = trace_file->commit(); !why.empty()) {
+      err << fmt::format("qpcheck: error: writing --trace-out file '{}' failed ({}); the report above is "
+                         "complete\n", trace::printable(trace_path, 200), why);
       return code(ExitCode::kInternal);
     }
   }

@@ -5,6 +5,7 @@
 #include <iosfwd>
 #include <string>
 
+#include "checker/cli/atomic_file.h"
 #include "checker/explore/explorer.h"
 #include "checker/lang/properties.h"
 #include "checker/model/model.h"
@@ -13,10 +14,10 @@ namespace qpcheck::cli {
 
 // Checks every property of `plan` on `m` (limits and progress from `eo`), prints the report (text: a summary line
 // per property, then each counterexample; JSON: see docs/json-report.md, "all_violations") to `out` and, when
-// `trace_file` is open, the JSON report to it. Returns the exit code: 1 if any property is violated, else 2 if any
-// is undecided, else 0 (5 when the trace file cannot be written).
+// `trace_file` is not null, the JSON report to it (committed whole). Returns the exit code: 1 if any property is
+// violated, else 2 if any is undecided, else 0 (5 when the trace file cannot be written).
 int report_all_violations(model::Model& m, const lang::PropertyPlan& plan, const std::string& spec,
                           const explore::Options& eo, bool json, std::ostream& out, std::ostream& err,
-                          std::ostream* trace_file, const std::string& trace_path);
+                          AtomicFile* trace_file, const std::string& trace_path);
 
 }  // namespace qpcheck::cli

@@ -1,7 +1,6 @@
 #include "checker/cli/replay.h"
 
 #include <arpa/inet.h>
-#include <sys/stat.h>
 
 #include <fstream>
 #include <iostream>
@@ -9,8 +8,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "checker/cli/atomic_file.h"
 #include "checker/cli/exit_codes.h"
 #include "checker/cli/format_option.h"
+#include "checker/cli/output_paths.h"
+#include "checker/cli/verify.h"
 #include "checker/trace/render.h"
 #include "verbs_backend/conductor.h"
 #include "verbs_backend/rdma_device.h"
@@ -25,18 +27,10 @@ void setup_replay(CLI::App& app, ReplayOptions& opt) {
       ->check(CLI::Range(uint64_t{1}, uint64_t{600000}));
   app.add_option("--format", opt.format, "report format on stdout: text or json")
       ->transform(format_names());
-  app.add_option("--report-out", opt.report_out, "also write the JSON replay report to this file");
+  app.add_option("--report-out", opt.report_out, "also write the JSON replay report to this file")
+      ->check(path_validator());
 }
 
-namespace {
-
-// Whether `a` and `b` name the same existing file (same device and inode: links and other spellings included).
-bool same_file(const std::string& a, const std::string& b) {
-  struct stat sa {}, sb {};
-  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
-}  // namespace
 
 int run_replay(const ReplayOptions& opt, std::ostream& out, std::ostream& err, const DeviceFactory& factory) {
   // Usage errors first, before the trace is read or a device opened.
@@ -68,12 +62,11 @@ int run_replay(const ReplayOptions& opt, std::ostream& out, std::ostream& err, c
     err << fmt::format("qpcheck: error: {}: cannot replay: {}\n", file, e.what());
     return code(ExitCode::kInvalidSpec);
   }
-  std::ofstream report;
+  AtomicFile report;  // replaced only once complete (atomic_file.h)
   if (!opt.report_out.empty()) {
-    report.open(opt.report_out);
-    if (!report) {
-      err << fmt::format("qpcheck: error: cannot open --report-out file '{}' for writing\n",
-                         trace::printable(opt.report_out, 200));
+    if (std::string why = report.open(opt.report_out); !why.empty()) {
+      err << fmt::format("qpcheck: error: cannot write --report-out file '{}': {}\n",
+                         trace::printable(opt.report_out, 200), why);
       return code(ExitCode::kUsage);
     }
   }
@@ -87,11 +80,10 @@ int run_replay(const ReplayOptions& opt, std::ostream& out, std::ostream& err, c
   else out << verbs::outcome_text(plan, o, opt.device);
   out.flush();
   if (report.is_open()) {
-    report << trace::dump_json(j);
-    report.flush();
-    if (!report) {
-      err << fmt::format("qpcheck: error: writing '{}' failed; the report above is complete\n",
-                         trace::printable(opt.report_out, 200));
+    report.write(trace::dump_json(j));
+    if (std::string why = report.commit(); !why.empty()) {
+      err << fmt::format("qpcheck: error: writing '{}' failed ({}); the report above is complete\n",
+                         trace::printable(opt.report_out, 200), why);
       return code(ExitCode::kInternal);
     }
   }

@@ -7,6 +7,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "checker/trace/names.h"
+
 namespace qpcheck::cli {
 
 struct ShowOptions {
@@ -14,6 +16,7 @@ struct ShowOptions {
   std::string svg;       // output files; "-" is stdout
   std::string html;
   std::string mermaid;
+  trace::Names names = trace::Names::kUser;  // user-space or kernel names in the chart
 };
 
 void setup_show(CLI::App& app, ShowOptions& opt);

@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <optional>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -11,8 +13,10 @@
 
 #include <fmt/format.h>
 
+#include "checker/cli/atomic_file.h"
 #include "checker/cli/exit_codes.h"
 #include "checker/cli/format_option.h"
+#include "checker/cli/interrupt.h"
 #include "checker/cli/output_paths.h"
 #include "checker/cli/verify_symbolic.h"
 #include "checker/cli/progress.h"
@@ -58,6 +62,12 @@ CLI::Validator seconds_validator(double max_seconds) {
       "SECONDS>=0");
 }
 
+CLI::Validator path_validator() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string { return s.empty() ? "a file name is needed, got an empty one" : ""; },
+      "FILE");
+}
+
 void setup_verify(CLI::App& app, VerifyOptions& opt) {
   app.add_option("file", opt.file, "the .qpspec file to verify")->required();
   app.add_option("-p,--param", opt.params, "override a spec parameter: NAME=VALUE (repeatable)");
@@ -65,13 +75,15 @@ void setup_verify(CLI::App& app, VerifyOptions& opt) {
       ->transform(enum_names<explore::Strategy>({{"bfs", explore::Strategy::kBfs}, {"dfs", explore::Strategy::kDfs}}));
   app.add_option("--format", opt.format, "report format on stdout: text or json")
       ->transform(format_names());
-  app.add_option("--trace-out", opt.trace_out, "also write the JSON report (with the counterexample) to this file");
+  app.add_option("--trace-out", opt.trace_out, "also write the JSON report (with the counterexample) to this file")
+      ->check(path_validator());
   app.add_option("--max-states", opt.max_states, "stop (inconclusive) after this many distinct states; 0 = no limit")
       ->check(count_validator());
   app.add_option("--max-depth", opt.max_depth, "do not explore beyond this many steps; 0 = no limit")
       ->check(count_validator());
   app.add_option("--max-memory", opt.max_memory,
-                 "stop (inconclusive) when the visited set reaches this size, e.g. 4G; default 3/4 of physical memory");
+                 "stop (inconclusive) when the search holds this much (visited set, messages, specialised program), "
+                 "e.g. 4G; 0 = no limit; default 3/4 of physical memory");
   app.add_option("--time-limit", opt.time_limit, "stop (inconclusive) after this many seconds; 0 = no limit")
       ->check(seconds_validator());
   app.add_option("--lib-dir", opt.lib_dirs, "extra folder searched by import (repeatable)");
@@ -102,6 +114,10 @@ void setup_verify(CLI::App& app, VerifyOptions& opt) {
   app.add_flag("--all-violations", opt.all_violations,
                "explore every reachable state and report every violated property, each with its own shortest "
                "counterexample (as qpcheck gate does), instead of stopping at the first violation");
+  app.add_option("--names", opt.names,
+                 "names in the text report: user (libibverbs/librdmacm, default) or kernel (ib_post_recv, IB_WC_*); "
+                 "the JSON report keeps the user-space names (replayable)")
+      ->transform(enum_names<trace::Names>({{"user", trace::Names::kUser}, {"kernel", trace::Names::kKernel}}));
   app.parse_complete_callback([&app, &opt] {
     opt.given.clear();
     for (const CLI::Option* o : app.get_options()) {
@@ -176,8 +192,14 @@ uint64_t parse_bytes(const std::string& text) {
 }
 
 int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
+  // --time-limit covers the whole run, the front end included.
+  const auto start = std::chrono::steady_clock::now();
   if (std::string conflict = option_conflict(opt); !conflict.empty()) {
     err << "qpcheck: error: " << conflict << "\n";
+    return code(ExitCode::kUsage);
+  }
+  if (opt.trace_out.empty() && std::find(opt.given.begin(), opt.given.end(), "--trace-out") != opt.given.end()) {
+    err << "qpcheck: error: --trace-out needs a file name (it was given an empty one)\n";
     return code(ExitCode::kUsage);
   }
   // --trace-out on the spec itself would replace the spec by the report.
@@ -186,7 +208,10 @@ int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
     err << "qpcheck: error: " << conflict << "\n";
     return code(ExitCode::kUsage);
   }
-  if (wants_symbolic(opt)) return run_verify_symbolic(opt, out, err);
+  if (wants_symbolic(opt)) {
+    restore_default_interrupt_handlers();  // Z3 does not read the flag: a signal ends the run at once
+    return run_verify_symbolic(opt, out, err);
+  }
   lang::SourceManager sources;
   lang::Ast ast;
   lang::ParamOverrides overrides;
@@ -226,6 +251,8 @@ int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
     err << "qpcheck: error: " << e.what() << "\n";
     return code(ExitCode::kUsage);
   }
+  eo.interrupt = &install_interrupt_handlers();
+
   lang::Compiled compiled;
   try {
     lang::Program program = lang::load_program(sources, ast, opt.file, lang::default_search_path(opt.lib_dirs));
@@ -248,16 +275,37 @@ int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
   }
   eo.check_deadlock = plan.deadlock;
 
-  // Open the trace file before the search: a bad path is a usage error now, not a lost result later.
-  std::ofstream trace_file;
+  // No output may name a file the spec reads (an imported library, a hard link to the spec).
+  std::vector<std::pair<std::string, std::string>> inputs{{"spec", opt.file}};
+  for (int i = 1; i < sources.size(); ++i) inputs.emplace_back("imported file", sources.file(i).path);
+  if (std::string conflict = output_path_conflict({{"--trace-out", opt.trace_out}}, inputs, false); !conflict.empty()) {
+    err << "qpcheck: error: " << conflict << "\n";
+    return code(ExitCode::kUsage);
+  }
+  // Create the trace file's temporary before the search: a bad path is a usage error now, not a lost result later;
+  // the file itself is replaced only once the report is complete (atomic_file.h).
+  AtomicFile trace_file;
   if (!opt.trace_out.empty()) {
-    trace_file.open(opt.trace_out);
-    if (!trace_file) {
-      err << fmt::format("qpcheck: error: cannot open --trace-out file '{}' for writing\n", opt.trace_out);
+    if (std::string why = trace_file.open(opt.trace_out); !why.empty()) {
+      err << fmt::format("qpcheck: error: cannot write --trace-out file '{}': {}\n",
+                         trace::printable(opt.trace_out, 200), why);
       return code(ExitCode::kUsage);
     }
   }
 
+  model::BuildLimits build = gate::build_limits(eo.limits, eo.interrupt);
+  if (opt.time_limit > 0) {
+    build.deadline = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                 std::chrono::duration<double>(opt.time_limit));
+  }
+  // The whole model's system when every property is checked (a restricted run builds its own from a cut-down model).
+  std::optional<model::ModelSystem> system;
+  if (plan.everything && !opt.all_violations) system.emplace(*compiled.model, build);
+  if (opt.time_limit > 0) {
+    // What the front end and the build left of the limit (a search with no time left stops at once).
+    double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    eo.limits.time_limit_seconds = std::max(1e-9, opt.time_limit - spent);
+  }
   eo.progress = progress_printer();
   if (opt.all_violations) {
     return report_all_violations(*compiled.model, plan, opt.file, eo, opt.format == Format::kJson, out, err,
@@ -266,21 +314,21 @@ int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
   const char* strategy = opt.strategy == explore::Strategy::kBfs ? "bfs" : "dfs";
   explore::Result result;
   trace::Trace t;
-  if (plan.everything) {
-    model::ModelSystem system(*compiled.model);
-    result = explore::explore(system, eo);
+  if (system) {
+    result = explore::explore(*system, eo);
     clear_progress();
-    t = trace::build_trace(system, result, opt.file, strategy);
+    t = trace::build_trace(*system, result, opt.file, strategy);
   } else {
     // Some properties are left out (--property, the spec's `check`, --no-deadlock): the gate's restricted run.
-    gate::RestrictedRun r = gate::run_restricted(*compiled.model, plan.checked_names(), eo, opt.file, strategy);
+    gate::RestrictedRun r =
+        gate::run_restricted(*compiled.model, plan.checked_names(), eo, opt.file, strategy, build);
     clear_progress();
     result = std::move(r.result);
     if (r.trace) {
       t = std::move(*r.trace);
     } else {
-      model::ModelSystem system(*compiled.model);
-      t = trace::build_trace(system, result, opt.file, strategy);
+      model::ModelSystem whole(*compiled.model, build);
+      t = trace::build_trace(whole, result, opt.file, strategy);
     }
   }
   gate::note_properties(t, plan, sources);
@@ -299,7 +347,13 @@ int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
   if (opt.format == Format::kJson) {
     out << trace::dump_json(json());
   } else {
-    out << trace::to_text(t);
+    out << trace::to_text(trace::with_names(t, opt.names));
+    if (t.verdict == "holds" && !t.steps.empty()) {
+      out << (opt.trace_out.empty()
+                  ? "witness: write it with --trace-out FILE for qpcheck replay to drive on a device\n"
+                  : fmt::format("witness: written to {} (qpcheck replay drives it on a device)\n",
+                                trace::printable(opt.trace_out, 200)));
+    }
     if (opt.por) {
       out << fmt::format("partial-order reduction: {} independence groups; {} of the expanded states used an ample "
                          "set\n", result.por_groups, result.por_reduced_states);
@@ -309,13 +363,12 @@ int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
                          result.omission_probability);
     }
   }
-  out.flush();
+  out.flush();  // a closed stdout (SIGPIPE is ignored) fails only these writes: the trace file is still written
   if (trace_file.is_open()) {
-    trace_file << trace::dump_json(json());
-    trace_file.flush();
-    if (!trace_file) {
-      err << fmt::format("qpcheck: error: writing --trace-out file '{}' failed (disk full?); the report above is "
-                         "complete\n", opt.trace_out);
+    trace_file.write(trace::dump_json(json()));
+    if (std::string why = trace_file.commit(); !why.empty()) {
+      err << fmt::format("qpcheck: error: writing --trace-out file '{}' failed ({}); the report above is "
+                         "complete\n", trace::printable(opt.trace_out, 200), why);
       return code(ExitCode::kInternal);
     }
   }

@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "checker/explore/explorer.h"
+#include "checker/trace/names.h"
 
 namespace qpcheck::cli {
 
@@ -40,6 +41,7 @@ struct VerifyOptions {
   bool witness = false;                 // when every property holds, report a schedule to a terminal valid end
   std::vector<std::string> properties;  // --property: check only these (repeatable; empty: the spec's choice)
   bool all_violations = false;          // every violated property with its own shortest counterexample
+  trace::Names names = trace::Names::kUser;  // text output: user-space (libibverbs) or kernel (ib_*) names
   std::vector<std::string> given;       // long names of the options given ("--depth"), filled by setup_verify's
                                         // parse callback: an option the chosen engine or storage ignores is refused
 };
@@ -53,6 +55,9 @@ std::string option_conflict(const VerifyOptions& opt);
 CLI::Validator count_validator();
 // Seconds: a finite decimal number in [0, max_seconds]; "nan", "inf", "-1" and trailing text are refused.
 CLI::Validator seconds_validator(double max_seconds = std::numeric_limits<double>::max());
+
+// A file or folder name: refuses an empty one ("--trace-out ''" would otherwise mean "no file" silently).
+CLI::Validator path_validator();
 
 // Registers the subcommand's options on `app` (a CLI11 subcommand) bound to `opt`.
 void setup_verify(CLI::App& app, VerifyOptions& opt);

@@ -8,7 +8,9 @@
 #include <fmt/format.h>
 #include <z3++.h>
 
+#include "checker/cli/atomic_file.h"
 #include "checker/cli/exit_codes.h"
+#include "checker/cli/output_paths.h"
 #include "checker/cli/format_option.h"
 #include "checker/cli/progress.h"
 #include "checker/gate/property_runs.h"
@@ -166,11 +168,18 @@ int run_verify_symbolic(const VerifyOptions& opt, std::ostream& out, std::ostrea
     return code(ExitCode::kUsage);
   }
 
-  std::ofstream trace_file;
+  // As for the explicit engine: no output on a file the spec reads, and the file replaced only once complete.
+  std::vector<std::pair<std::string, std::string>> inputs{{"spec", opt.file}};
+  for (int i = 1; i < spec->sources.size(); ++i) inputs.emplace_back("imported file", spec->sources.file(i).path);
+  if (std::string conflict = output_path_conflict({{"--trace-out", opt.trace_out}}, inputs, false); !conflict.empty()) {
+    err << "qpcheck: error: " << conflict << "\n";
+    return code(ExitCode::kUsage);
+  }
+  AtomicFile trace_file;
   if (!opt.trace_out.empty()) {
-    trace_file.open(opt.trace_out);
-    if (!trace_file) {
-      err << fmt::format("qpcheck: error: cannot open --trace-out file '{}' for writing\n", opt.trace_out);
+    if (std::string why = trace_file.open(opt.trace_out); !why.empty()) {
+      err << fmt::format("qpcheck: error: cannot write --trace-out file '{}': {}\n",
+                         trace::printable(opt.trace_out, 200), why);
       return code(ExitCode::kUsage);
     }
   }
@@ -199,7 +208,7 @@ int run_verify_symbolic(const VerifyOptions& opt, std::ostream& out, std::ostrea
   trace::Trace t = symbolic_trace(*spec, r, opt.file, engine, sets);
   gate::note_properties(t, plan, spec->sources);
   nlohmann::json j = trace::to_json(t);
-  std::string text = trace::to_text(t);
+  std::string text = trace::to_text(trace::with_names(t, opt.names));
   if (r.cti && r.result.outcome == explore::Outcome::kInconclusive) {
     explore::Result cr;
     cr.outcome = explore::Outcome::kViolated;
@@ -212,14 +221,13 @@ int run_verify_symbolic(const VerifyOptions& opt, std::ostream& out, std::ostrea
                                      {"initial", cj["initial"]}, {"steps", cj["steps"]}};
   }
   if (opt.format == Format::kJson) out << trace::dump_json(j);
-  else out << text;
+  else out << trace::terminal_text(text);
   out.flush();
   if (trace_file.is_open()) {
-    trace_file << trace::dump_json(j);
-    trace_file.flush();
-    if (!trace_file) {
-      err << fmt::format("qpcheck: error: writing --trace-out file '{}' failed (disk full?); the report above is "
-                         "complete\n", opt.trace_out);
+    trace_file.write(trace::dump_json(j));
+    if (std::string why = trace_file.commit(); !why.empty()) {
+      err << fmt::format("qpcheck: error: writing --trace-out file '{}' failed ({}); the report above is "
+                         "complete\n", trace::printable(opt.trace_out, 200), why);
       return code(ExitCode::kInternal);
     }
   }

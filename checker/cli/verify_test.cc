@@ -218,3 +218,31 @@ TEST_CASE("JSON output survives source text that is not UTF-8") {
 
 }  // namespace
 }  // namespace qpcheck::cli
+
+namespace qpcheck::cli {
+namespace {
+
+TEST_CASE("--names kernel: the text report in the kernel's names, the JSON report still replayable") {
+  VerifyOptions opt;
+  CHECK(parse({"spec/03_patch_passive_first_ib.qpspec", "--names", "kernel"}, opt) == "");
+  CHECK(opt.names == trace::Names::kKernel);
+  CHECK(parse({"x.qpspec", "--names", "posix"}, opt).find("expected user or kernel, found 'posix'") !=
+        std::string::npos);
+  VerifyOptions v;
+  v.file = "spec/03_patch_passive_first_ib.qpspec";
+  v.names = trace::Names::kKernel;
+  v.trace_out = tmp("names_kernel.json");
+  std::ostringstream out, err;
+  CHECK(run_verify(v, out, err) == 1);
+  CHECK(out.str().find("> ib_post_recv = post_recv(PASSIVE, 2)") != std::string::npos);
+  CHECK(out.str().find("IB_WC_RNR_RETRY_EXC_ERR") != std::string::npos);
+  CHECK(out.str().find("IBV_") == std::string::npos);
+  CHECK(out.str().find("ibv_") == std::string::npos);
+  std::ifstream in(v.trace_out);
+  nlohmann::json j = nlohmann::json::parse(in);
+  CHECK(j["steps"][9]["calls"][0]["replay"][0]["args"][1] == "IBV_WC_RNR_RETRY_EXC_ERR");
+  CHECK(j.dump().find("IB_WC_") == std::string::npos);
+}
+
+}  // namespace
+}  // namespace qpcheck::cli

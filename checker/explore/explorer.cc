@@ -33,6 +33,10 @@ namespace {
 
 using model::Violation;
 
+// Thrown by an allocation that the search's memory limit does not leave room for (the parallel search's messages):
+// the search ends as inconclusive ("max-memory") with the statistics so far.
+struct MemoryLimitReached {};
+
 // What ended the search, before the path is rebuilt.
 struct Found {
   Violation violation;
@@ -95,13 +99,17 @@ class Searcher {
 
   Result run() {
     if (opt_.limits.time_limit_seconds > 0) sys_.set_deadline(deadline());
+    sys_.set_interrupt(opt_.interrupt);
     try {
       search();
     } catch (const model::DeadlineExceeded&) {
-      limit_ = "time-limit";  // in the middle of one state's evaluation
+      limit_ = interrupted() ? "interrupted" : "time-limit";  // in the middle of one state's evaluation
+    } catch (const MemoryLimitReached&) {
+      limit_ = "max-memory";
     } catch (const std::bad_alloc&) {
       limit_ = "memory";  // the visited set could not grow: report what was explored, do not crash
     }
+    sys_.set_interrupt(nullptr);
     return finish();
   }
 
@@ -115,6 +123,7 @@ class Searcher {
   double elapsed() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   }
+  bool interrupted() const { return opt_.interrupt != nullptr && opt_.interrupt->load(std::memory_order_relaxed); }
   void fire(uint32_t action) {
     if (action >= fired_.size()) fired_.resize(action + 1, 0);
     fired_[action] = 1;
@@ -350,11 +359,17 @@ class Search : public Searcher, public model::SuccessorSink {
   bool limit_hit() {
     const Limits& l = opt_.limits;
     if (!limit_.empty()) return true;  // max-states, set while inserting
+    if (interrupted()) {
+      flush();
+      limit_ = "interrupted";
+      return true;
+    }
     if (l.max_memory_bytes) {
       // Batched: unless the buffered successors cannot bring the store to the limit (then neither is it now), store
       // them first.
-      if (pending_ > 0 && store_.bytes_bound(pending_) >= l.max_memory_bytes) flush();
-      if (pending_ == 0 && store_.bytes() >= l.max_memory_bytes) { limit_ = "max-memory"; return true; }
+      const uint64_t held = sys_.memory_bytes();
+      if (pending_ > 0 && store_.bytes_bound(pending_) + held >= l.max_memory_bytes) flush();
+      if (pending_ == 0 && store_.bytes() + held >= l.max_memory_bytes) { limit_ = "max-memory"; return true; }
     }
     if (l.time_limit_seconds > 0 && elapsed() >= l.time_limit_seconds) {
       flush();
@@ -501,6 +516,13 @@ class ShardedSearch : public Searcher {
     if (opt.limits.time_limit_seconds > 0) {
       for (auto& w : workers_) w->set_deadline(deadline());
     }
+    for (auto& w : workers_) w->set_interrupt(opt.interrupt);
+    if (opt.limits.max_memory_bytes) {
+      for (auto& sh : shards_) {
+        for (Outbox& box : sh->out) box.room = &outbox_room_;
+      }
+      set_outbox_room();
+    }
     words_ = sys.state_words();
     // A message is the state, then (predecessor << 32 | its place among the chunk's successors); the action goes in
     // the top bits of the first state word that leaves them unused (word_bits: the store reads only the low bits), or
@@ -542,7 +564,11 @@ class ShardedSearch : public Searcher {
   // on its own. Cache-line aligned: the threads fill their own outboxes at once.
   class alignas(64) Outbox {
    public:
+    // The bytes the search's memory limit leaves for messages, shared by all outboxes (nullptr: no limit). A growth
+    // that does not fit throws MemoryLimitReached, before anything is allocated.
+    std::atomic<int64_t>* room = nullptr;
     size_t size() const { return size_; }
+    size_t capacity_bytes() const { return cap_ * sizeof(uint64_t); }
     const uint64_t& operator[](size_t i) const { return data_[i]; }
     void clear() { size_ = 0; }
     // Room for `n` more words at the end (uninitialised; the caller writes all of them).
@@ -558,6 +584,13 @@ class ShardedSearch : public Searcher {
     // ones; smaller ones are copied as before.
     void grow(size_t need) {
       size_t cap = std::max<size_t>({need, 2 * cap_, 1024});
+      if (room != nullptr) {
+        const auto more = static_cast<int64_t>((cap - cap_) * sizeof(uint64_t));
+        if (room->fetch_sub(more, std::memory_order_relaxed) < more) {
+          room->fetch_add(more, std::memory_order_relaxed);
+          throw MemoryLimitReached{};
+        }
+      }
       void* d = std::realloc(data_.get(), cap * sizeof(uint64_t));
       if (d == nullptr) throw std::bad_alloc();
       (void)data_.release();
@@ -587,6 +620,7 @@ class ShardedSearch : public Searcher {
     uint64_t round_new = 0;           // states the last round stored here
     std::vector<Outbox> out;          // out[u]: what thread u's expansions sent to shard u this round, chunk by chunk
     uint64_t transitions = 0;         // of the states thread u expanded (any shard's)
+    uint64_t expanded = 0;            // states thread u expanded (the time limit is read every 16)
     std::vector<uint8_t> fired;       // actions thread u saw fire
     std::optional<Found> found;       // the first violation met in this shard, in its own order (global ids)
     uint32_t terminal = kNoState;     // Options::witness: the first terminal valid-end state expanded (global id)
@@ -912,6 +946,9 @@ class ShardedSearch : public Searcher {
         }
         if (u == t) break;
         const uint64_t local = at[u]++;
+        // A chunk's successors can take seconds (thousands of actions per state): the time limit and an interrupt
+        // are read here too, every 16 states.
+        if ((++me.expanded & 15) == 0 && must_stop()) throw model::DeadlineExceeded{};
         const StateStore& store = shards_[u]->store;
         sender.from = global(local, static_cast<int>(u));
         store.load(static_cast<uint32_t>(local), me.buf.data());
@@ -1030,6 +1067,25 @@ class ShardedSearch : public Searcher {
     for (const auto& sh : shards_) n += sh->store.bytes();
     return n;
   }
+  // Everything the memory limit counts: the stores, every thread's system and every outbox's buffer.
+  uint64_t held_bytes() const {
+    uint64_t n = store_bytes();
+    for (const auto& sh : shards_) {
+      n += sh->sys->memory_bytes();
+      for (const Outbox& box : sh->out) n += box.capacity_bytes();
+    }
+    return n;
+  }
+  // What the limit leaves for the outboxes to grow by in the next expansion (while no thread expands).
+  void set_outbox_room() {
+    const uint64_t held = held_bytes(), max = opt_.limits.max_memory_bytes;
+    outbox_room_.store(held >= max ? 0 : static_cast<int64_t>(std::min<uint64_t>(max - held, INT64_MAX)));
+  }
+  // Time limit or interrupt, read between the states of an expansion (the completion steps check it too).
+  bool must_stop() {
+    if (interrupted()) return true;
+    return opt_.limits.time_limit_seconds > 0 && std::chrono::steady_clock::now() >= deadline();
+  }
 
   // After every round's expansion: takes the chunks' findings in the round's order and, with max-states, inserts a
   // round that may reach the limit here.
@@ -1105,11 +1161,17 @@ class ShardedSearch : public Searcher {
         }
       }
       const Limits& l = opt_.limits;
-      if (l.max_memory_bytes && store_bytes() >= l.max_memory_bytes) {
+      if (interrupted()) {
+        limit_ = "interrupted";
+        ctl_.stop = true;
+        return;
+      }
+      if (l.max_memory_bytes && held_bytes() >= l.max_memory_bytes) {
         limit_ = "max-memory";
         ctl_.stop = true;
         return;
       }
+      if (l.max_memory_bytes) set_outbox_room();
       double now = elapsed();
       if (l.time_limit_seconds > 0 && now >= l.time_limit_seconds) {
         limit_ = "time-limit";
@@ -1190,6 +1252,7 @@ class ShardedSearch : public Searcher {
   uint64_t total_ = 0;                // states stored in all, while inserting with max-states
   double next_progress_ = 1.0;        // no progress report in the first second
   std::exception_ptr completion_error_;
+  std::atomic<int64_t> outbox_room_{0};  // see Outbox::room
 };
 
 uint64_t hash_words(const uint64_t* s, int words, uint64_t seed) {
@@ -1256,7 +1319,11 @@ class PartialSearch : public Searcher, public model::SuccessorSink {
     const Limits& l = opt_.limits;
     if (!limit_.empty()) return true;
     if ((++tick_ & 1023) != 0) return false;
-    if (l.max_memory_bytes && bytes() >= l.max_memory_bytes) { limit_ = "max-memory"; return true; }
+    if (interrupted()) { limit_ = "interrupted"; return true; }
+    if (l.max_memory_bytes && bytes() + sys_.memory_bytes() >= l.max_memory_bytes) {
+      limit_ = "max-memory";
+      return true;
+    }
     double now = elapsed();
     if (l.time_limit_seconds > 0 && now >= l.time_limit_seconds) { limit_ = "time-limit"; return true; }
     if (opt_.progress && now >= next_progress_) {

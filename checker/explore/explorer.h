@@ -2,6 +2,7 @@
 // in an "inconclusive" outcome and the statistics so far, never in silent truncation.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -23,7 +24,9 @@ enum class Storage { kExact, kHashCompaction, kBitstate };
 struct Limits {
   uint64_t max_states = 0;        // distinct states stored; 0 = no limit
   uint64_t max_depth = 0;         // steps from an initial state; 0 = no limit
-  uint64_t max_memory_bytes = 0;  // bytes held by the visited set; 0 = no limit
+  // Bytes held by the search, all in: the visited set, the parallel search's messages of a round, and what each
+  // TransitionSystem holds (memory_bytes(): the specialised program, one per thread); 0 = no limit.
+  uint64_t max_memory_bytes = 0;
   double time_limit_seconds = 0;  // wall clock; 0 = no limit
 };
 
@@ -67,6 +70,9 @@ struct Options {
   // one thread, exact storage; it keeps every deadlock and violation but the counterexample is not promised shortest.
   // Ignored when the system reports fewer than two groups.
   bool por = false;
+  // When set, read at the points where the limits are checked (and polled inside long evaluations): once it is
+  // true the search stops as inconclusive with limit "interrupted" and the statistics so far (SIGINT, SIGTERM).
+  const std::atomic<bool>* interrupt = nullptr;
 };
 
 // A run from an initial state. actions[i] leads from states[i] to states[i+1]; for a step failure the last action
@@ -98,7 +104,9 @@ struct Result {
 
 // Explores every reachable state of `system` (or until a limit). Stops at the first violation; under BFS it finishes
 // the current layer first so that the reported counterexample is a shortest one (a deadlock at depth d ends it at
-// once: nothing shorter is left). Throws std::length_error only if the store would exceed 2^32 states.
+// once: nothing shorter is left). Throws std::length_error only if the store would exceed 2^32 states. Limit names in
+// Result::limit: "max-states", "max-depth", "max-memory", "time-limit", "interrupted", and "memory" when an
+// allocation failed below the limit.
 Result explore(model::TransitionSystem& system, const Options& options);
 
 // Peak resident set size of this process in bytes (Linux VmHWM), 0 if unavailable.

@@ -128,6 +128,40 @@ TEST_CASE("the time limit also interrupts one long evaluation (nested quantifier
   CHECK(r.limit == "time-limit");
 }
 
+TEST_CASE("parallel BFS: a round's messages count against --max-memory before they are allocated") {
+  // 4096 one-step processes: a state has up to 4096 successors of 520 bytes, so one round of 32768 states per thread
+  // would send ~70 GB of messages (6.7 GiB RSS before the outboxes drew from the limit).
+  auto c = testing::compile("process zz[k in 0..4095] { skip; }\n");
+  Options o;
+  o.threads = 2;
+  o.limits.max_states = 20000;
+  o.limits.max_memory_bytes = 50 << 20;
+  o.limits.time_limit_seconds = 600;
+  Result r = testing::check(*c, o);
+  CHECK(r.outcome == Outcome::kInconclusive);
+  CHECK(r.limit == "max-memory");
+  CHECK(r.stats.states <= 20000);
+}
+
+TEST_CASE("an interrupt stops every search as inconclusive, with the statistics so far") {
+  auto c = testing::compile(kPhilosophers, {{"N", "10"}});
+  std::atomic<bool> stop{true};
+  for (int threads : {1, 2}) {
+    Options o;
+    o.threads = threads;
+    o.interrupt = &stop;
+    Result r = testing::check(*c, o);
+    CHECK(r.outcome == Outcome::kInconclusive);
+    CHECK(r.limit == "interrupted");
+    CHECK(r.stats.states >= 1);
+  }
+  Options p;
+  p.storage = Storage::kHashCompaction;
+  p.interrupt = &stop;
+  Result rp = testing::check(*c, p);
+  CHECK(rp.limit == "interrupted");
+}
+
 TEST_CASE("BFS counterexamples are shortest; the path is rebuilt from predecessor links") {
   // x climbs by 1 or 2; the invariant x != 7 first fails after 4 steps (2+2+2+1).
   auto c = testing::compile(R"(

@@ -65,6 +65,11 @@ class Observer : public model::TransitionSystem, public model::SuccessorSink {
 
   int state_words() const override { return sys_.state_words(); }
   std::vector<std::vector<uint64_t>> initial_states() override { return sys_.initial_states(); }
+  void set_interrupt(const std::atomic<bool>* flag) override {
+    sys_.set_interrupt(flag);
+    machine_.interrupt = flag;
+  }
+  uint64_t memory_bytes() const override { return sys_.memory_bytes(); }
   void set_deadline(std::chrono::steady_clock::time_point d) override {
     sys_.set_deadline(d);
     machine_.deadline = d;
@@ -139,6 +144,8 @@ class SelectedProperties : public model::TransitionSystem, public model::Success
   int state_words() const override { return sys_.state_words(); }
   std::vector<std::vector<uint64_t>> initial_states() override { return sys_.initial_states(); }
   void set_deadline(std::chrono::steady_clock::time_point d) override { sys_.set_deadline(d); }
+  void set_interrupt(const std::atomic<bool>* flag) override { sys_.set_interrupt(flag); }
+  uint64_t memory_bytes() const override { return sys_.memory_bytes(); }
   bool valid_end(const uint64_t* state) override { return sys_.valid_end(state); }
   uint32_t action_count() const override { return sys_.action_count(); }
   std::vector<int> word_bits() const override { return sys_.word_bits(); }
@@ -178,6 +185,13 @@ void failable(const std::vector<const model::Stmt*>& body, std::set<std::string>
 
 }  // namespace
 
+model::BuildLimits build_limits(const explore::Limits& limits, const std::atomic<bool>* interrupt) {
+  model::BuildLimits b;
+  if (limits.max_memory_bytes) b.max_bytes = std::min(b.max_bytes, limits.max_memory_bytes / 4);
+  b.interrupt = interrupt;
+  return b;
+}
+
 PropertyCheck check_properties(model::Model& m, const std::vector<lang::PropertyInfo>& properties,
                                const Options& opt, const std::string& path) {
   PropertyCheck out;
@@ -187,8 +201,10 @@ PropertyCheck check_properties(model::Model& m, const std::vector<lang::Property
   eo.limits = opt.limits;
   eo.check_deadlock = false;  // the observer decides deadlocks itself
   eo.progress = opt.progress;
+  eo.interrupt = opt.interrupt;
+  const model::BuildLimits build = build_limits(opt.limits, opt.interrupt);
 
-  model::ModelSystem reach_sys(m);
+  model::ModelSystem reach_sys(m, build);
   Observer observer(reach_sys, m, opt.check_deadlock);
   explore::Result reach = explore::explore(observer, eo);
   out.limit = reach.limit;
@@ -196,7 +212,7 @@ PropertyCheck check_properties(model::Model& m, const std::vector<lang::Property
   bool exhaustive = reach.limit.empty();
 
   // Coverage: which actions fired, grouped into statements (process steps) and rule instances.
-  model::ModelSystem describer(m);
+  model::ModelSystem describer(m, build);
   std::vector<uint64_t> init = describer.initial_states().at(0);
   uint32_t actions = describer.action_count();
   std::vector<bool> fired(actions, false);
@@ -248,7 +264,7 @@ PropertyCheck check_properties(model::Model& m, const std::vector<lang::Property
     pr.actual = violated ? "violated" : exhaustive ? "holds" : "inconclusive";
     if (violated) {
       // A shortest counterexample for this property alone.
-      RestrictedRun r = run_restricted(m, {info.name}, eo, path, "bfs");
+      RestrictedRun r = run_restricted(m, {info.name}, eo, path, "bfs", build);
       pr.counterexample = std::move(r.trace);
     } else if (exhaustive && opt.coverage) {
       if (info.kind == "invariant") {
@@ -273,7 +289,7 @@ PropertyCheck check_properties(model::Model& m, const std::vector<lang::Property
 
 
 RestrictedRun run_restricted(model::Model& m, const std::vector<std::string>& selected, explore::Options eo,
-                             const std::string& spec, const std::string& strategy) {
+                             const std::string& spec, const std::string& strategy, model::BuildLimits build) {
   std::vector<model::Invariant> all = m.invariants;
   m.invariants.clear();
   for (const model::Invariant& inv : all) {
@@ -281,7 +297,7 @@ RestrictedRun run_restricted(model::Model& m, const std::vector<std::string>& se
   }
   RestrictedRun out;
   try {
-    model::ModelSystem sys(m);
+    model::ModelSystem sys(m, build);
     SelectedProperties only(sys, selected);
     eo.check_deadlock = std::find(selected.begin(), selected.end(), "deadlock") != selected.end();
     out.result = explore::explore(only, eo);

@@ -5,6 +5,7 @@
 // alone. The one place a model is restricted to some of its properties.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <optional>
 #include <string>
@@ -14,6 +15,7 @@
 #include "checker/lang/properties.h"
 #include "checker/lang/search_path.h"
 #include "checker/model/model.h"
+#include "checker/model/transition_system.h"
 #include "checker/trace/trace.h"
 
 namespace qpcheck::gate {
@@ -24,7 +26,14 @@ struct Options {
   bool coverage = true;                      // actions/statements never executed, vacuous properties
   lang::SearchPath search_path;              // import search path (after the importing file's folder)
   std::function<void(const explore::Stats&)> progress;  // explore::Options::progress of every run
+  // explore::Options::interrupt of every run: once set, each remaining search stops at once (limit "interrupted"),
+  // so every configuration still gets a result, inconclusive where nothing was decided.
+  const std::atomic<bool>* interrupt = nullptr;
 };
+
+// The specialiser's bounds for every system a run builds: a quarter of the memory limit, and none at all once
+// interrupted (the searches then stop at once).
+model::BuildLimits build_limits(const explore::Limits& limits, const std::atomic<bool>* interrupt);
 
 // How an outcome compares with its expectation.
 enum class Status {
@@ -80,8 +89,9 @@ struct RestrictedRun {
   std::optional<trace::Trace> trace;
   int state_bits = 0;
 };
+// `build` bounds the specialiser of the run's system (build_limits).
 RestrictedRun run_restricted(model::Model& m, const std::vector<std::string>& selected, explore::Options eo,
-                             const std::string& spec, const std::string& strategy);
+                             const std::string& spec, const std::string& strategy, model::BuildLimits build = {});
 
 // Records in `t` which properties were checked and which were not and why (docs/json-report.md, "properties").
 void note_properties(trace::Trace& t, const lang::PropertyPlan& plan, const lang::SourceManager& sources);

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "checker/lang/lexer.h"
+#include "checker/lang/nesting.h"
 
 namespace qpcheck::lang {
 
@@ -30,8 +31,8 @@ class Parser {
  private:
   const Token& peek(int k = 0) const { return t_[std::min<size_t>(p_ + k, t_.size() - 1)]; }
   bool at(Tok k) const { return peek().kind == k; }
-  // Nesting guard: recursive descent must not overflow the stack on hostile input.
-  static constexpr int kMaxNesting = 512;
+  // Nesting guard: every production that can recurse into itself (expr, unary, type, stmt) takes one level, so
+  // recursive descent cannot overflow the stack on hostile input; chains of binary operators are loops (nesting.h).
   struct Nest {
     Parser* p;
     explicit Nest(Parser* parser) : p(parser) {
@@ -596,7 +597,7 @@ class Parser {
   }
   // Sets e's height from its children; a flat chain such as 1 + 1 + ... + 1 builds a deep tree without deep
   // parser recursion, so the bound is enforced here, where every node is made.
-  static constexpr int kMaxHeight = 1000;
+  static constexpr int kMaxHeight = kMaxExprHeight;
   Expr* sized(Expr* e) {
     int h = 0;
     for (const Expr* c : {e->a, e->b, e->c}) {
@@ -617,10 +618,14 @@ class Parser {
     e->b = r;
     return sized(e);
   }
+  // Right-associative (a => b => c is a => (b => c)), parsed as a loop and folded from the right: a chain of arrows
+  // must not recurse once per arrow (a long chain would overflow the stack); sized() bounds the tree's height.
   Expr* implies() {
-    Expr* l = or_();
-    if (accept(Tok::kImplies)) return binary(l, BinOp::kImplies, implies());
-    return l;
+    std::vector<Expr*> operands{or_()};
+    while (accept(Tok::kImplies)) operands.push_back(or_());
+    Expr* r = operands.back();
+    for (size_t i = operands.size() - 1; i-- > 0;) r = binary(operands[i], BinOp::kImplies, r);
+    return r;
   }
   Expr* or_() {
     Expr* l = and_();
@@ -769,6 +774,16 @@ class Parser {
 
 constexpr size_t kMaxSpecBytes = 16 << 20;
 
+// A path for a message: control characters as '?', at most 200 bytes of it (then "..." and its size): an import path
+// may be a megabyte long.
+std::string shown(const std::string& path) {
+  std::string s = path.size() > 200 ? path.substr(0, 200) : path;
+  for (char& c : s) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  }
+  return path.size() > 200 ? fmt::format("{}... ({} bytes)", s, path.size()) : s;
+}
+
 // Reads at most kMaxSpecBytes + 1 bytes (a device such as /dev/zero must not exhaust memory).
 std::string read_file(const std::string& path, bool* ok, bool* too_big) {
   *too_big = false;
@@ -809,38 +824,63 @@ Program load_program(SourceManager& sources, Ast& ast, const std::string& path, 
     std::vector<Decl*> decls = parse_file(sources, file_index, ast);
     for (Decl* d : decls) {
       if (d->kind != DeclKind::kImport) continue;
-      std::vector<std::pair<fs::path, std::string>> candidates;  // where, and why it is searched
+      struct Candidate {
+        fs::path folder;   // empty for an absolute path
+        fs::path file;
+        std::string why;   // why it is searched
+      };
+      std::vector<Candidate> candidates;
       fs::path rel(d->path);
       if (rel.is_absolute()) {
-        candidates.emplace_back(rel, "absolute path");
+        candidates.push_back({{}, rel, "absolute path"});
       } else {
-        candidates.emplace_back(fs::path(file_path).parent_path() / rel, "relative to the importing file");
-        for (const LibDir& dir : search) candidates.emplace_back(fs::path(dir.dir) / rel, dir.origin);
+        fs::path own = fs::path(file_path).parent_path();
+        candidates.push_back({own, own / rel, "relative to the importing file"});
+        for (const LibDir& dir : search) candidates.push_back({dir.dir, fs::path(dir.dir) / rel, dir.origin});
       }
       std::string found, display;
-      for (const auto& [c, why] : candidates) {
+      std::string not_regular;  // the first candidate that exists but is not a regular file, and what it is
+      for (const auto& [folder, c, why] : candidates) {
         std::error_code ec;
-        if (!fs::is_regular_file(c, ec)) continue;
-        found = c.string();
-        // A file of the checkout that Bazel links into the binary's runfiles is shown at its place in the checkout.
-        display = fs::path(found).lexically_normal().string();
-        if (why == "checkout next to the binary") {
-          fs::path real = fs::canonical(c, ec);
-          if (!ec) display = real.string();
+        fs::file_status st = fs::status(c, ec);
+        if (fs::is_regular_file(st)) {
+          found = c.string();
+          // A file of the checkout that Bazel links into the binary's runfiles is shown at its place in the checkout.
+          display = fs::path(found).lexically_normal().string();
+          if (why == "checkout next to the binary") {
+            fs::path real = fs::canonical(c, ec);
+            if (!ec) display = real.string();
+          }
+          break;
         }
-        break;
+        if (not_regular.empty() && fs::exists(st)) {
+          const char* what = fs::is_directory(st)       ? "a folder"
+                             : fs::is_fifo(st)          ? "a FIFO"
+                             : fs::is_character_file(st) ? "a character device"
+                             : fs::is_block_file(st)    ? "a block device"
+                             : fs::is_socket(st)        ? "a socket"
+                                                        : "not a regular file";
+          not_regular = fmt::format("\"{}\": it is {}, not a spec file", shown(c.lexically_normal().string()), what);
+        }
+      }
+      if (found.empty() && !not_regular.empty()) {
+        throw SpecError(d->name.span, fmt::format("cannot import {}", not_regular));
       }
       if (found.empty()) {
         std::string where;
-        for (const auto& [c, why] : candidates) {
+        // Each place with why it was searched. A long import path (up to megabytes) is shown once, in the message,
+        // and each place as its folder only.
+        const bool long_path = d->path.size() > 200;
+        for (const auto& [folder, c, why] : candidates) {
+          fs::path place = long_path && !rel.is_absolute() ? folder : c;
           std::error_code ec;
-          fs::path shown = fs::absolute(c, ec);
-          where += fmt::format("\n    {} ({})", (ec ? c : shown).lexically_normal().string(), why);
+          fs::path abs = fs::absolute(place.empty() ? fs::path(".") : place, ec);
+          where += fmt::format("\n    {} ({})", shown((ec ? place : abs).lexically_normal().string()), why);
         }
         throw SpecError(d->name.span,
                         fmt::format("cannot find imported file \"{}\"; looked in:{}\n  add the folder that holds it "
                                     "with --lib-dir DIR or {}=DIR[:DIR...] (docs/language.md, \"Imports\")",
-                                    d->path, where, kLibPathVariable));
+                                    shown(d->path), where, kLibPathVariable));
       }
       std::error_code ec;
       std::string key = fs::weakly_canonical(found, ec).string();
@@ -850,8 +890,10 @@ Program load_program(SourceManager& sources, Ast& ast, const std::string& path, 
       }
       bool ok = true, too_big = false;
       std::string text = read_file(found, &ok, &too_big);
-      if (!ok) throw SpecError(d->name.span, fmt::format("cannot read imported file \"{}\"", found));
-      if (too_big) throw SpecError(d->name.span, fmt::format("imported file \"{}\" is larger than 16 MiB", found));
+      if (!ok) throw SpecError(d->name.span, fmt::format("cannot read imported file \"{}\"", shown(found)));
+      if (too_big) {
+        throw SpecError(d->name.span, fmt::format("imported file \"{}\" is larger than 16 MiB", shown(found)));
+      }
       int idx = sources.add(display, std::move(text));
       loaded.emplace(key, idx);
       add_edge(file_index, idx);

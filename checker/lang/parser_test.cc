@@ -1,5 +1,11 @@
 #include "checker/lang/parser.h"
 
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
 #include <doctest/doctest.h>
 
 namespace qpcheck::lang {
@@ -137,6 +143,51 @@ TEST_CASE("parser: hostile nesting is an error, not a stack overflow") {
   CHECK(parse_error(chain + ";").find("expression more than 1000 levels deep; split it up") != std::string::npos);
   std::string nots = "invariant i: " + std::string(100000, '!') + "true;";
   CHECK(parse_error(nots).find("nesting deeper than 512 levels") != std::string::npos);
+  // `=>` is right-associative: each arrow is one level of recursion (7,200 of them crashed the parser).
+  std::string implies = "invariant i: true";
+  for (int i = 0; i < 7200; ++i) implies += " => true";
+  CHECK(parse_error(implies + ";") == "t.qpspec:1:57617: expression more than 1000 levels deep; split it up");
+  std::string ternary = "const C = true";
+  for (int i = 0; i < 7200; ++i) ternary += " ? 1 : true";
+  CHECK(parse_error(ternary + " ? 1 : 2;").find("nesting deeper than 512 levels") != std::string::npos);
+}
+
+// The first diagnostic of load_program on `main` (written to a fresh folder), or "no error".
+std::string load_error(const std::string& main) {
+  namespace fs = std::filesystem;
+  const char* t = std::getenv("TEST_TMPDIR");
+  fs::path dir = fs::path(t ? t : "/tmp") / "parser_test_imports";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "folder.qpspec");
+  ::mkfifo((dir / "fifo.qpspec").c_str(), 0600);
+  std::ofstream(dir / "main.qpspec") << main;
+  SourceManager sm;
+  Ast ast;
+  try {
+    load_program(sm, ast, (dir / "main.qpspec").string(), lib_dirs_only({(dir / "lib").string()}));
+  } catch (const SpecError& e) {
+    return e.diagnostics()[0].message;
+  }
+  return "no error";
+}
+
+TEST_CASE("import: a folder, a device or a FIFO is named as such; a long path is shown once, shortened") {
+  CHECK(load_error("import \"folder.qpspec\";").find("folder.qpspec\": it is a folder, not a spec file") !=
+        std::string::npos);
+  CHECK(load_error("import \"fifo.qpspec\";").find("fifo.qpspec\": it is a FIFO, not a spec file") != std::string::npos);
+  CHECK(load_error("import \"/dev/zero\";") == "cannot import \"/dev/zero\": it is a character device, not a spec file");
+  std::string missing = load_error("import \"" + std::string(1 << 20, 'a') + "\";");
+  CHECK(missing.rfind("cannot find imported file \"aaaa", 0) == 0);
+  CHECK(missing.find("... (1048576 bytes)") != std::string::npos);
+  CHECK(missing.size() < 1000);
+  CHECK(load_error("import \"no/such.qpspec\";").find("; looked in:\n    ") != std::string::npos);
+}
+
+TEST_CASE("diagnostics: control characters of the source line are shown as '?', the caret in its column") {
+  SourceManager sm;
+  int f = sm.add("esc.qpspec", "x /* \x1b[2J */ oops");
+  std::string d = format_diagnostic(sm, Diagnostic{Severity::kError, Span{f, 13, 17}, "bad"});
+  CHECK(d == "esc.qpspec:1:14: error: bad\n  x /* ?[2J */ oops\n               ^~~~\n");
 }
 
 TEST_CASE("diagnostics: a long source line is shown as a window around the caret") {

@@ -39,12 +39,12 @@ constexpr std::string_view replay_arg_prefix(ReplayArg a) {
 struct ReplayOpSpec {
   std::string_view name;
   bool host;                       // true: the conductor makes a verbs/CM call; false: it waits for an observation
-  std::array<ReplayArg, 4> args;   // the first `arity` entries are used
+  std::array<ReplayArg, 6> args;   // the first `arity` entries are used
   int arity;
   std::string_view summary;
 };
 
-inline constexpr std::array<ReplayOpSpec, 31> kReplayOps{{
+inline constexpr std::array<ReplayOpSpec, 33> kReplayOps{{
     // connection manager (librdmacm)
     {"create_id", true, {ReplayArg::kEndpoint}, 1,
      "rdma_create_id for an active endpoint (without it, the conductor creates and resolves every active endpoint "
@@ -73,7 +73,14 @@ inline constexpr std::array<ReplayOpSpec, 31> kReplayOps{{
     // verbs (libibverbs)
     {"ibv_create_qp", true, {ReplayArg::kEndpoint}, 1, "ibv_create_qp of an RC QP (RESET) without a cm_id"},
     {"modify_qp", true, {ReplayArg::kEndpoint, ReplayArg::kQpState}, 2,
-     "ibv_modify_qp to STATE with the attributes that transition needs (RTR: the peer endpoint's QP number)"},
+     "ibv_modify_qp to STATE with the attributes that transition needs (RTR: the peer endpoint's QP number); the "
+     "attributes the 6-argument form names take their defaults (1, 7, 7, 1)"},
+    {"modify_qp", true,
+     {ReplayArg::kEndpoint, ReplayArg::kQpState, ReplayArg::kDepth, ReplayArg::kRetry, ReplayArg::kRetry,
+      ReplayArg::kDepth},
+     6,
+     "ibv_modify_qp to STATE; the transition uses what it needs of max_dest_rd_atomic (RTR), rnr_retry, retry_cnt "
+     "and max_rd_atomic (RTS)"},
     {"create_srq", true, {ReplayArg::kSrq}, 1, "ibv_create_srq"},
     {"post_srq_recv", true, {ReplayArg::kSrq, ReplayArg::kCount}, 2, "ibv_post_srq_recv of COUNT receive WRs"},
     {"post_recv", true, {ReplayArg::kEndpoint, ReplayArg::kCount}, 2, "ibv_post_recv of COUNT receive WRs"},
@@ -99,6 +106,9 @@ inline constexpr std::array<ReplayOpSpec, 31> kReplayOps{{
     {"expect_recv", false, {ReplayArg::kEndpoint, ReplayArg::kWcStatus}, 2,
      "the endpoint's receive CQ gets a completion with STATUS (IBV_WC_SUCCESS: an arrival; IBV_WC_WR_FLUSH_ERR: a "
      "receive WR given back by a flush)"},
+    {"expect_no_completion", false, {ReplayArg::kEndpoint}, 1,
+     "the endpoint's send and receive CQs report nothing beyond what was observed, within a short window (WRs "
+     "discarded without a completion: a move to RESET, ibv_destroy_qp, after a drain's markers)"},
     {"expect_srq_recv", false, {ReplayArg::kSrq, ReplayArg::kEndpoint}, 2,
      "a Send to the endpoint consumed one of the SRQ's receive WRs: a successful completion on the endpoint's "
      "receive CQ"},

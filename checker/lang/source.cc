@@ -62,6 +62,13 @@ std::string format_diagnostic(const SourceManager& sources, const Diagnostic& d)
       line = line.substr(from, 2 * kWindow);
       col -= from;
     }
+    // A control character in the source (an ESC in a comment) must not reach the terminal: shown as '?', one byte
+    // for one, so the caret stays under its column.
+    std::string shown(line);
+    for (char& c : shown) {
+      if ((static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7f) c = '?';
+    }
+    line = shown;
     std::string caret(prefix.size(), ' ');
     for (int i = 1; i < col && i - 1 < static_cast<int>(line.size()); ++i) caret += line[i - 1] == '\t' ? '\t' : ' ';
     size_t width = d.span.end > d.span.begin ? d.span.end - d.span.begin : 1;

@@ -1,9 +1,12 @@
 #include "checker/lang/typecheck.h"
 
+#include "checker/lang/nesting.h"
 #include "checker/model/eval.h"
 #include "checker/lang/replay_ops.h"
 #include "checker/lang/resolve.h"
 
+#include <algorithm>
+#include <cctype>
 #include <functional>
 #include <limits>
 #include <map>
@@ -156,6 +159,7 @@ class Checker {
       }
       c.param_targets.push_back(s.matched);
     }
+    check_nesting(*m_);  // every later phase recurses through calls: bounded here once
     c.model = std::move(m_);
     c.warnings = std::move(warnings_);
     return c;
@@ -889,6 +893,48 @@ class Checker {
     e->fn = found->second;
     e->args.push_back(v);
     return e;
+  }
+
+  // A fail/assert message with `{NAME}` replaced by the value of the param or const NAME, rendered as in traces
+  // ("raise max_recv_wr (now {max_recv_wr})" -> "... (now 4)"); `{{` and `}}` are literal braces, and a brace that
+  // does not enclose a name is kept as written. Values are fixed when the spec is compiled, so only params and consts
+  // can be shown: any other name is a diagnostic.
+  std::string interpolate(const std::string& text, Span span) {
+    std::string out;
+    for (size_t i = 0; i < text.size(); ++i) {
+      char c = text[i];
+      if ((c == '{' || c == '}') && i + 1 < text.size() && text[i + 1] == c) {
+        out += c;
+        ++i;
+        continue;
+      }
+      size_t close = c == '{' ? text.find('}', i + 1) : std::string::npos;
+      std::string name = close == std::string::npos ? "" : text.substr(i + 1, close - i - 1);
+      // A name, or MODULE::NAME (resolve.h): resolved from the file the message is written in.
+      auto [module, plain] = split_qualified(name);
+      auto is_ident = [](const std::string& n) {
+        return !n.empty() && n.size() <= 256 && !std::isdigit(static_cast<unsigned char>(n[0])) &&
+               std::all_of(n.begin(), n.end(),
+                           [](char k) { return std::isalnum(static_cast<unsigned char>(k)) || k == '_'; });
+      };
+      if (!is_ident(plain) || (!module.empty() && !is_ident(module))) {
+        out += c;
+        continue;
+      }
+      const Symbol* sym = nullptr;
+      if (module.empty() && find_local(plain) != nullptr) {
+        sym = nullptr;
+      } else {
+        sym = lookup(Ident{plain, span, module});
+      }
+      if (sym == nullptr || sym->kind != Symbol::Kind::kConst) {
+        error(span, fmt::format("'{{{}}}' in a message: only a param or a const can be shown (its value is fixed when "
+                                "the spec is compiled)", name));
+      }
+      out += model::render_scalar(sym->type, sym->value);
+      i = close;
+    }
+    return out;
   }
 
   // ---------------------------------------------------------------- slots
@@ -1669,7 +1715,7 @@ class Checker {
         }
         model::Stmt* st = new_stmt(SOp::kFail, s->span);
         st->property = property;
-        st->message = s->message;
+        st->message = interpolate(s->message, s->span);
         return st;
       }
       case StmtKind::kAssert: {
@@ -1684,7 +1730,7 @@ class Checker {
         model::Stmt* st = new_stmt(SOp::kAssert, s->span);
         st->rhs = cond;
         st->property = property;
-        st->message = s->message.empty() ? std::string(sources_.text(s->expr->span)) : s->message;
+        st->message = s->message.empty() ? std::string(sources_.text(s->expr->span)) : interpolate(s->message, s->span);
         return st;
       }
       case StmtKind::kAwait: return not_here("await");

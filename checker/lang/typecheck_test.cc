@@ -55,6 +55,41 @@ TEST_CASE("typecheck: each diagnostic kind names file:line:col") {
         "test.qpspec:1:1: error: the spec declares no process and no rule: there is nothing to explore");
 }
 
+TEST_CASE("typecheck: depth counting called functions and procedures is bounded, so no later phase overflows") {
+  // 300 functions, each 900 levels deep and calling the one before: 270,000 levels for the evaluator, the specialiser
+  // and the encoder to recurse through (each function alone is within the parser's 1000 levels).
+  std::string fns = "var x: 0..3;\nfn f0(a: 0..3): 0..3 = a;\n";
+  for (int k = 1; k < 300; ++k) {
+    fns += "fn f" + std::to_string(k) + "(a: 0..3): 0..3 = f" + std::to_string(k - 1) + "(a)";
+    for (int i = 0; i < 900; ++i) fns += " + 0";
+    fns += ";\n";
+  }
+  fns += "process p { x = 1; }\ninvariant i: f299(x) >= 0;\n";
+  std::string e = first_error(fns);
+  CHECK(e.find("error: nested more than 2048 levels deep counting the functions and procedures it calls") !=
+        std::string::npos);
+  CHECK(e.rfind("test.qpspec:5:", 0) == 0);  // in f3, the first function past the bound
+  // Procedures: 600 levels of calls, each inside 4 nested ifs.
+  std::string procs = "var x: 0..3;\nproc q0() { x = 1; }\n";
+  for (int k = 1; k < 600; ++k) {
+    procs += "proc q" + std::to_string(k) + "() { if x == 0 { if x == 0 { if x == 0 { q" + std::to_string(k - 1) +
+             "(); } } } }\n";
+  }
+  procs += "process p { q599(); }\n";
+  CHECK(first_error(procs).find("nested more than 2048 levels deep") != std::string::npos);
+  // Deep but within the bound: compiles.
+  CHECK(first_error("var x: 0..3;\nfn f0(a: 0..3): 0..3 = a;\nfn f1(a: 0..3): 0..3 = f0(f0(a));\n"
+                    "process p { x = f1(1); }\n") == "");
+}
+
+TEST_CASE("typecheck: duplicate invariants are found among many (one lookup each)") {
+  std::string text = "var x: bool;\nprocess p { x = true; }\n";
+  for (int i = 0; i < 50000; ++i) text += "invariant i" + std::to_string(i) + ": true;\n";
+  CHECK(first_error(text) == "");
+  CHECK(first_error(text + "invariant i17: x;\n") ==
+        "test.qpspec:50003:11: error: duplicate invariant 'i17' (first declared at test.qpspec:20:11)");
+}
+
 TEST_CASE("typecheck: --param overrides are type- and range-checked; unknown names are usage errors") {
   const std::string spec = "type T = enum { IB, IWARP };\nparam t: T = IB;\nparam r: 0..7 = 0;\nprocess p { skip; }\n";
   auto c = compile(spec, {{"t", "IWARP"}, {"r", "7"}});
@@ -164,6 +199,20 @@ TEST_CASE("typecheck: indexed enum constants are connection-major, render with t
   auto one = compile(pre + "var e: Ep = PASSIVE;\nprocess p { e = ACTIVE; }\n", {{"k", "1"}});
   CHECK(one->compiled.model->slots.at(0).type->constants == std::vector<std::string>{"ACTIVE", "PASSIVE"});
   CHECK(one->compiled.model->initial.at(0) == 1);
+}
+
+TEST_CASE("typecheck: a fail or assert message shows params and consts written {NAME}") {
+  const std::string pre = "type T = enum { IB, IWARP };\nparam t: T = IWARP;\nparam depth: 1..8 = 4;\nconst K = 3;\n"
+                          "var x: 0..8;\n";
+  auto c = compile(pre + "process p { fail full \"raise depth (now {depth}, {t}, K={K}) {{literal}} {not a name} {\"; }\n");
+  const model::Step& step = *c->compiled.model->processes.at(0).edges.at(0).at(0).step;
+  REQUIRE(step.body.size() == 1);
+  CHECK(step.body[0]->message == "raise depth (now 4, IWARP, K=3) {literal} {not a name} {");
+  auto d = compile(pre + "process p { assert x < 8 \"x reached {depth}\"; }\n", {{"depth", "8"}});
+  CHECK(d->compiled.model->processes.at(0).edges.at(0).at(0).step->body.at(0)->message == "x reached 8");
+  CHECK(first_error(pre + "process p { fail full \"x is {x}\"; }\n") ==
+        "test.qpspec:6:13: error: '{x}' in a message: only a param or a const can be shown (its value is fixed when "
+        "the spec is compiled)");
 }
 
 TEST_CASE("typecheck: indexed enum constants are checked") {

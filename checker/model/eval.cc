@@ -141,6 +141,7 @@ int64_t Machine::eval_node(const Expr* e) {
     case Op::kImplies: return !eval(e->a) || eval(e->b);
     case Op::kTernary: return eval(e->a) ? eval(e->b) : eval(e->c);
     case Op::kCallFn: {
+      poll();  // nested calls can take exponential time (f(a) = g(g(a)), ...)
       int64_t vals[16];
       bind_args(e->args, e->fn->param_types, e->fn->param_frames, e->fn->name, vals);
       int64_t r = eval(e->fn->body);
@@ -248,6 +249,7 @@ bool Machine::exec_one(const Stmt* s) {
       return true;
     }
     case SOp::kCall: {
+      poll();
       int64_t vals[16];
       size_t n = bind_args(s->args, s->proc->param_types, s->proc->param_frames, s->proc->name, vals);
       if (calls != nullptr) calls->push_back(CallRecord{s->proc, std::vector<int64_t>(vals, vals + n)});

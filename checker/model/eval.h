@@ -2,6 +2,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -20,8 +21,8 @@ struct StepFailure {
   Span span;
 };
 
-// Thrown when a Machine's deadline passes in the middle of an evaluation (a long quantifier or for loop): the
-// search ends as inconclusive ("time-limit").
+// Thrown when a Machine's deadline passes, or its interrupt flag is set, in the middle of an evaluation (a long
+// quantifier or for loop, a deep nest of calls): the search ends as inconclusive ("time-limit" or "interrupted").
 struct DeadlineExceeded {};
 
 // A procedure call made while executing a step, for traces ("ibv_post_recv(ACTIVE, 1)").
@@ -37,8 +38,10 @@ class Machine {
 
   std::vector<int64_t> state;
   std::vector<CallRecord>* calls = nullptr;  // when set, every procedure call is appended
-  // When set, loops poll the clock every 4096 iterations and throw DeadlineExceeded once it has passed.
+  // When set, loops and calls poll the clock every 4096 iterations and throw DeadlineExceeded once it has passed.
   std::optional<std::chrono::steady_clock::time_point> deadline;
+  // When set, polled with the clock: once it reads true, DeadlineExceeded is thrown (SIGINT/SIGTERM, cli/interrupt.h).
+  const std::atomic<bool>* interrupt = nullptr;
 
   // Value of a scalar expression. Throws StepFailure on a runtime error.
   int64_t eval(const Expr* e) {
@@ -88,7 +91,11 @@ class Machine {
   // The rendering unit (variable leaf or whole queue) holding state slot `slot`, "" if none: for messages.
   std::string unit_name(int64_t slot) const;
   void poll() {
-    if (deadline && (++ticks_ & 4095) == 0 && std::chrono::steady_clock::now() >= *deadline) throw DeadlineExceeded{};
+    if ((++ticks_ & 4095) == 0 && (deadline || interrupt != nullptr) && expired()) throw DeadlineExceeded{};
+  }
+  bool expired() const {
+    return (interrupt != nullptr && interrupt->load(std::memory_order_relaxed)) ||
+           (deadline && std::chrono::steady_clock::now() >= *deadline);
   }
   uint32_t ticks_ = 0;
   bool tracking_ = false;

@@ -15,7 +15,7 @@ bool is_const(const Expr* e) { return e != nullptr && e->op == Op::kConst; }
 Simplifier::Simplifier(const Model& model) : model_(model), scratch_(model), env_(model.frame_size) {}
 
 const Expr* Simplifier::constant(int64_t v, const Expr* like) {
-  Expr& n = exprs_.emplace_back();
+  Expr& n = new_expr(Expr{});
   n.op = Op::kConst;
   n.type = like->type;
   n.span = like->span;
@@ -25,7 +25,7 @@ const Expr* Simplifier::constant(int64_t v, const Expr* like) {
 
 const Expr* Simplifier::copy(const Expr* e, const Expr* a, const Expr* b, const Expr* c) {
   if (a == e->a && b == e->b && c == e->c) return e;
-  Expr& n = exprs_.emplace_back(*e);
+  Expr& n = new_expr(*e);
   n.a = a;
   n.b = b;
   n.c = c;
@@ -49,7 +49,7 @@ const Expr* Simplifier::expr(const Expr* e) {
     case Op::kField: {
       const Expr* a = expr(e->a);
       if (a->op == Op::kSlot) {
-        Expr& n = exprs_.emplace_back(*a);
+        Expr& n = new_expr(*a);
         n.type = e->type;
         n.span = e->span;
         n.value = a->value + e->value;
@@ -61,7 +61,7 @@ const Expr* Simplifier::expr(const Expr* e) {
       const Expr* a = expr(e->a);
       const Expr* b = expr(e->b);
       if (a->op == Op::kSlot && is_const(b) && b->value >= e->lo && b->value < e->lo + e->count) {
-        Expr& n = exprs_.emplace_back(*a);
+        Expr& n = new_expr(*a);
         n.type = e->type;
         n.span = e->span;
         n.value = a->value + (b->value - e->lo) * e->stride;
@@ -128,7 +128,7 @@ const Expr* Simplifier::expr(const Expr* e) {
       if (e->a == nullptr) return e;
       const Expr* a = expr(e->a);
       if (is_const(a) && a->value >= e->lo && a->value < e->lo + e->count) {
-        Expr& n = exprs_.emplace_back(*e);
+        Expr& n = new_expr(*e);
         n.a = nullptr;
         n.stride = static_cast<int>(e->stride + (a->value - e->lo));
         return &n;
@@ -142,7 +142,7 @@ const Expr* Simplifier::expr(const Expr* e) {
         args.push_back(expr(e->args[i]));
         all_const = all_const && is_const(args.back()) && in_range(args.back()->value, e->fn->param_types[i]);
       }
-      if (all_const && depth_ < kMaxInlineDepth) {
+      if (all_const && depth_ < kMaxInlineDepth && !exhausted()) {
         std::vector<std::optional<int64_t>> saved;
         for (size_t i = 0; i < args.size(); ++i) {
           saved.push_back(env_[e->fn->param_frames[i]]);
@@ -154,7 +154,7 @@ const Expr* Simplifier::expr(const Expr* e) {
         for (size_t i = args.size(); i-- > 0;) env_[e->fn->param_frames[i]] = saved[i];
         if (is_const(body) && (!e->type->scalar() || in_range(body->value, e->type))) return constant(body->value, e);
       }
-      Expr& n = exprs_.emplace_back(*e);
+      Expr& n = new_expr(*e);
       n.args = std::move(args);
       return &n;
     }
@@ -163,7 +163,7 @@ const Expr* Simplifier::expr(const Expr* e) {
       bool all = e->op == Op::kForall;
       int frame = static_cast<int>(e->value);
       std::optional<int64_t> saved = env_[frame];
-      if (e->count <= kMaxUnroll) {
+      if (e->count <= kMaxUnroll && !exhausted()) {
         // forall: a && b && ...; exists: a || b || ... (left to right, as the loop evaluates them)
         const Expr* acc = nullptr;
         bool decided = false;
@@ -176,7 +176,7 @@ const Expr* Simplifier::expr(const Expr* e) {
               if (acc == nullptr) {
                 acc = k;
               } else {
-                Expr& n = exprs_.emplace_back(*e);
+                Expr& n = new_expr(*e);
                 n.op = all ? Op::kAnd : Op::kOr;
                 n.a = acc;
                 n.b = k;
@@ -190,7 +190,7 @@ const Expr* Simplifier::expr(const Expr* e) {
           if (acc == nullptr) {
             acc = b;
           } else {
-            Expr& n = exprs_.emplace_back(*e);
+            Expr& n = new_expr(*e);
             n.op = all ? Op::kAnd : Op::kOr;
             n.a = acc;
             n.b = b;
@@ -214,7 +214,7 @@ void Simplifier::stmts(const std::vector<const Stmt*>& body, std::vector<const S
 }
 
 void Simplifier::stmt(const Stmt* s, std::vector<const Stmt*>& out) {
-  auto copy_stmt = [&]() -> Stmt& { return stmts_.emplace_back(*s); };
+  auto copy_stmt = [&]() -> Stmt& { return new_stmt(*s); };
   switch (s->op) {
     case SOp::kSkip: return;
     case SOp::kAssign:
@@ -239,7 +239,7 @@ void Simplifier::stmt(const Stmt* s, std::vector<const Stmt*>& out) {
         args.push_back(expr(s->args[i]));
         all_const = all_const && is_const(args.back()) && in_range(args.back()->value, s->proc->param_types[i]);
       }
-      if (all_const && depth_ < kMaxInlineDepth) {
+      if (all_const && depth_ < kMaxInlineDepth && !exhausted()) {
         std::vector<std::optional<int64_t>> saved;
         for (size_t i = 0; i < args.size(); ++i) {
           saved.push_back(env_[s->proc->param_frames[i]]);
@@ -273,7 +273,7 @@ void Simplifier::stmt(const Stmt* s, std::vector<const Stmt*>& out) {
     }
     case SOp::kFor: {
       std::optional<int64_t> saved = env_[s->frame];
-      if (s->hi - s->lo + 1 <= kMaxUnroll) {
+      if (s->hi - s->lo + 1 <= kMaxUnroll && !exhausted()) {
         for (int64_t v = s->lo; v <= s->hi; ++v) {
           env_[s->frame] = v;
           stmts(s->body, out);

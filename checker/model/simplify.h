@@ -28,7 +28,25 @@ class Simplifier {
   // Appends the simplified form of `body` to `out` (statements that can have no effect are dropped).
   void stmts(const std::vector<const Stmt*>& body, std::vector<const Stmt*>& out);
 
+  // The specialised program's size: once bytes() reaches `max_bytes` (0: no bound), calls are no longer inlined and
+  // loops no longer unrolled (the result computes the same, only slower), so what the Simplifier holds stays within
+  // max_bytes plus one copy of the expressions and statements it is given after that.
+  void set_max_bytes(uint64_t max_bytes) { max_bytes_ = max_bytes; }
+  // Bytes held by the expressions and statements created so far (counted as they are made).
+  uint64_t bytes() const { return bytes_; }
+  bool exhausted() const { return max_bytes_ != 0 && bytes_ >= max_bytes_; }
+  // From now on, no inlining or unrolling (a deadline passed while specialising).
+  void exhaust() { max_bytes_ = 1; }
+
  private:
+  Expr& new_expr(const Expr& like) {
+    bytes_ += sizeof(Expr) + like.args.size() * sizeof(const Expr*);
+    return exprs_.emplace_back(like);
+  }
+  Stmt& new_stmt(const Stmt& like) {
+    bytes_ += sizeof(Stmt) + (like.args.size() + like.body.size() + like.else_body.size()) * sizeof(void*);
+    return stmts_.emplace_back(like);
+  }
   const Expr* constant(int64_t v, const Expr* like);
   const Expr* copy(const Expr* e, const Expr* a, const Expr* b, const Expr* c);
   // Folds `e` (whose operands are all constants) by evaluating it; nullptr if evaluation raises a runtime error.
@@ -42,6 +60,8 @@ class Simplifier {
   std::deque<Expr> exprs_;
   std::deque<Stmt> stmts_;
   int depth_ = 0;
+  uint64_t bytes_ = 0;
+  uint64_t max_bytes_ = 0;
 };
 
 }  // namespace qpcheck::model

@@ -6,6 +6,7 @@
 #include <optional>
 #include <tuple>
 #include <type_traits>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -50,9 +51,10 @@ std::vector<int> StateLayout::word_bits() const {
   return used;
 }
 
-ModelSystem::ModelSystem(const Model& model)
+ModelSystem::ModelSystem(const Model& model, BuildLimits limits)
     : model_(model),
       layout_(model.slots),
+      build_limits_(limits),
       machine_(model),
       inv_machine_(model),
       simplifier_(model),
@@ -84,10 +86,19 @@ void ModelSystem::build_fast() {
   int64_t rule_instances = 0;
   for (const Rule& r : model_.rules) rule_instances += r.instances;
   Simplifier& s = simplifier_;
+  s.set_max_bytes(build_limits_.max_bytes);
   fast_.resize(actions_.size());
   for (size_t id = 0; id < actions_.size(); ++id) {
     const Action& a = actions_[id];
     Fast& f = fast_[id];
+    // Past the deadline (or an interrupt), or with the specialised program at its size bound, an action is kept as
+    // written: a rule's parameters are then bound at run time, like those of a rule with too many tuples.
+    if ((id & 63) == 0 && !s.exhausted() &&
+        ((build_limits_.deadline && std::chrono::steady_clock::now() >= *build_limits_.deadline) ||
+         (build_limits_.interrupt != nullptr && build_limits_.interrupt->load(std::memory_order_relaxed)))) {
+      s.exhaust();
+    }
+    const bool specialise = !s.exhausted();
     std::vector<const Expr*> conds;
     const std::vector<const Stmt*>* body;
     std::vector<std::pair<int, int64_t>> bound;
@@ -103,7 +114,7 @@ void ModelSystem::build_fast() {
       const Rule& r = model_.rules[a.rule];
       if (r.guard != nullptr) conds.push_back(r.guard);
       body = &r.body;
-      if (rule_instances <= kMaxSpecialised) {
+      if (rule_instances <= kMaxSpecialised && specialise) {
         int64_t tuple = a.tuple;
         for (size_t i = r.param_types.size(); i-- > 0;) {
           const Type* t = r.param_types[i];
@@ -122,7 +133,7 @@ void ModelSystem::build_fast() {
       if (x->op == Op::kAnd) { split(x->a); split(x->b); return; }
       flat.push_back(x);
     };
-    for (const Expr* c : conds) split(s.expr(c));
+    for (const Expr* c : conds) split(specialise ? s.expr(c) : c);
     for (const Expr* x : flat) {
       if (x->op == Op::kConst) {
         if (x->value == 0) { f.never = true; break; }
@@ -130,7 +141,10 @@ void ModelSystem::build_fast() {
       }
       f.conds.push_back(make_test(x));
     }
-    if (!f.never) s.stmts(*body, f.body);
+    if (!f.never) {
+      if (specialise) s.stmts(*body, f.body);
+      else f.body = *body;
+    }
     for (auto [frame, v] : bound) s.unbind(frame);
     compile_ops(f.body, f.ops);
     f.constant = f.rule < 0 && !f.never &&
@@ -979,13 +993,51 @@ bool ModelSystem::run_ops(const std::vector<Instr>& ops) {
 
 namespace {
 
-// Collects the state slots an expression or statement can touch, as half-open ranges; `all` when unknown.
+// Collects the state slots an expression or statement can touch, as half-open ranges; `all` when unknown (an
+// unknown location, or nesting deeper than kMaxDepth counting called bodies). A called function's or procedure's
+// body is walked once and its footprint reused at every call (`memo`): a body that calls another twice, nested 60
+// times, would otherwise be walked 2^60 times.
 struct Footprint {
+  static constexpr int kMaxDepth = 200;
+  struct Summary {
+    std::vector<std::pair<int64_t, int64_t>> touched, written;
+    bool all = false;
+    int depth = 0;                    // the deepest level its walk reached
+  };
+  using Memo = std::unordered_map<const void*, Summary>;
+
   const Model& m;
+  Memo* memo;
   std::vector<std::pair<int64_t, int64_t>> touched;  // [first, last)
   std::vector<std::pair<int64_t, int64_t>> written;
   bool all = false;
   int depth = 0;
+  int max_depth = 0;
+
+  bool enter() {
+    max_depth = std::max(max_depth, ++depth);
+    if (depth > kMaxDepth) { all = true; return false; }
+    return true;
+  }
+  // Adds the footprint of a called body (fn body or proc statements) as if walked here, at the current depth.
+  template <class Walk>
+  void call(const void* key, Walk walk) {
+    auto it = memo->find(key);
+    if (it == memo->end()) {
+      Footprint sub{m, memo};
+      walk(sub);
+      for (auto* v : {&sub.touched, &sub.written}) {  // a body calling another twice must not double its ranges
+        std::sort(v->begin(), v->end());
+        v->erase(std::unique(v->begin(), v->end()), v->end());
+      }
+      it = memo->emplace(key, Summary{std::move(sub.touched), std::move(sub.written), sub.all, sub.max_depth}).first;
+    }
+    const Summary& sum = it->second;
+    if (sum.all || depth + sum.depth > kMaxDepth) { all = true; return; }
+    max_depth = std::max(max_depth, depth + sum.depth);
+    touched.insert(touched.end(), sum.touched.begin(), sum.touched.end());
+    written.insert(written.end(), sum.written.begin(), sum.written.end());
+  }
 
   // The slots a location expression may designate.
   void location(const Expr* e, bool write) {
@@ -1008,7 +1060,7 @@ struct Footprint {
   }
   void expr(const Expr* e) {
     if (e == nullptr || all) return;
-    if (++depth > 200) { all = true; return; }
+    if (!enter()) return;
     switch (e->op) {
       case Op::kConst:
       case Op::kFrame: break;
@@ -1022,7 +1074,7 @@ struct Footprint {
         break;
       case Op::kCallFn:
         for (const Expr* a : e->args) expr(a);
-        expr(e->fn->body);
+        call(e->fn, [&](Footprint& sub) { sub.expr(e->fn->body); });
         break;
       case Op::kLen:
       case Op::kEmpty:
@@ -1048,7 +1100,7 @@ struct Footprint {
   }
   void stmt(const Stmt* s) {
     if (all) return;
-    if (++depth > 200) { all = true; return; }
+    if (!enter()) return;
     switch (s->op) {
       case SOp::kAssign:
         location(s->lhs, true);
@@ -1062,7 +1114,7 @@ struct Footprint {
       case SOp::kClear: location(s->lhs, true); break;
       case SOp::kCall:
         for (const Expr* a : s->args) expr(a);
-        stmts(s->proc->body);
+        call(s->proc, [&](Footprint& sub) { sub.stmts(s->proc->body); });
         break;
       case SOp::kIf: expr(s->rhs); stmts(s->body); stmts(s->else_body); break;
       case SOp::kFor: stmts(s->body); break;
@@ -1086,7 +1138,8 @@ TransitionSystem::Independence ModelSystem::independence() const {
   std::function<int(int)> root = [&](int x) { return parent[x] == x ? x : parent[x] = root(parent[x]); };
   std::vector<int> owner(slots, -1);  // first action touching each slot
   std::vector<uint8_t> inv_read(slots, 0);
-  Footprint inv{model_};
+  Footprint::Memo memo;
+  Footprint inv{model_, &memo};
   for (const Expr* e : fast_invariants_) inv.expr(e);
   for (auto [a, b] : inv.touched) {
     for (int64_t x = std::max<int64_t>(a, 0); x < std::min(b, slots); ++x) inv_read[x] = 1;
@@ -1095,7 +1148,7 @@ TransitionSystem::Independence ModelSystem::independence() const {
   ind.visible.assign(n, 0);
   for (size_t id = 0; id < n; ++id) {
     const Fast& f = fast_[id];
-    Footprint fp{model_};
+    Footprint fp{model_, &memo};
     for (const Test& t : f.conds) {
       if (t.kind == Test::Kind::kGeneral) fp.expr(t.e);
       else fp.touched.emplace_back(t.slot, t.slot + 1);
@@ -1130,6 +1183,7 @@ TransitionSystem::Independence ModelSystem::independence() const {
 }
 
 void ModelSystem::build_invariant_deps() {
+  Footprint::Memo memo;
   const int64_t slots = static_cast<int64_t>(model_.slots.size());
   // `a && b` is false iff a is false, or a is true and b is false; evaluated left to right, so an invariant's value
   // (and its first runtime error) is that of the first conjunct in this order that is false (or fails).
@@ -1151,7 +1205,7 @@ void ModelSystem::build_invariant_deps() {
   std::vector<std::vector<uint32_t>> readers(slots);
   std::vector<std::vector<int64_t>> reads(conjuncts_.size());
   for (size_t c = 0; c < conjuncts_.size(); ++c) {
-    Footprint fp{model_};
+    Footprint fp{model_, &memo};
     fp.expr(conjuncts_[c].e);
     std::vector<uint8_t> mark(slots, 0);
     auto add = [&](int64_t a, int64_t b) {
@@ -1174,7 +1228,7 @@ void ModelSystem::build_invariant_deps() {
   for (size_t id = 0; id < n; ++id) {
     const Fast& f = fast_[id];
     // Only writes matter: conditions and reads do not change the state.
-    Footprint fp{model_};
+    Footprint fp{model_, &memo};
     fp.stmts(f.body);
     if (f.pc_slot >= 0) fp.written.emplace_back(f.pc_slot, f.pc_slot + 1);
     if (fp.all || f.rule >= 0) {

@@ -56,6 +56,12 @@ class TransitionSystem {
   virtual bool valid_end(const uint64_t* state) = 0;
   // After `deadline`, calls may throw DeadlineExceeded instead of finishing a long evaluation.
   virtual void set_deadline(std::chrono::steady_clock::time_point deadline) = 0;
+  // Once `*flag` reads true (nullptr: never), calls may throw DeadlineExceeded instead of finishing a long
+  // evaluation. The flag must outlive the system. Default: ignored (calls finish).
+  virtual void set_interrupt(const std::atomic<bool>* flag) { (void)flag; }
+  // Bytes the system holds besides its input model (a specialised program, caches); engines count them against
+  // their memory limit. Default 0.
+  virtual uint64_t memory_bytes() const { return 0; }
   // Number of distinct action ids successors() can report (ids are 0..action_count()-1); 0 if unknown.
   virtual uint32_t action_count() const { return 0; }
   // Bits used in each of the state_words() words (the rest are always 0); default: all 64.
@@ -130,10 +136,20 @@ struct ActionInfo {
   std::string verbs;                  // rule: its verbs label, if any
 };
 
+// Bounds on building a ModelSystem, i.e. on specialising its actions (Simplifier): the specialised program holds at
+// most about `max_bytes` (0: no bound; past it calls stay calls and loops stay loops: same semantics, slower), and
+// once `deadline` has passed the remaining actions are not specialised at all (the search that follows then stops at
+// its time limit). Neither ever fails the build.
+struct BuildLimits {
+  uint64_t max_bytes = uint64_t{64} << 20;
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  const std::atomic<bool>* interrupt = nullptr;  // like `deadline`, once it reads true
+};
+
 // The compiled model as a transition system.
 class ModelSystem : public TransitionSystem {
  public:
-  explicit ModelSystem(const Model& model);
+  explicit ModelSystem(const Model& model, BuildLimits limits = {});
 
   int state_words() const override { return layout_.words(); }
   std::vector<std::vector<uint64_t>> initial_states() override;
@@ -152,8 +168,16 @@ class ModelSystem : public TransitionSystem {
     machine_.deadline = deadline;
     inv_machine_.deadline = deadline;
   }
+  void set_interrupt(const std::atomic<bool>* flag) override {
+    machine_.interrupt = flag;
+    inv_machine_.interrupt = flag;
+  }
+  // The specialised program (Simplifier::bytes()).
+  uint64_t memory_bytes() const override { return simplifier_.bytes(); }
   std::vector<int> word_bits() const override { return layout_.word_bits(); }
-  std::unique_ptr<TransitionSystem> clone() const override { return std::make_unique<ModelSystem>(model_); }
+  std::unique_ptr<TransitionSystem> clone() const override {
+    return std::make_unique<ModelSystem>(model_, build_limits_);
+  }
   // Groups from a static analysis of the slots each specialised action can touch (dynamic indexes count as the whole
   // array, calls that are not inlined as their bodies): in rdma_cm, one group per connection.
   Independence independence() const override;
@@ -505,6 +529,7 @@ class ModelSystem : public TransitionSystem {
 
   const Model& model_;
   StateLayout layout_;
+  BuildLimits build_limits_;
   Machine machine_;
   Machine inv_machine_;               // invariants and end conditions (called from inside successors' sink)
   Simplifier simplifier_;

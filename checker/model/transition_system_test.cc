@@ -105,5 +105,62 @@ TEST_CASE("execution: 64-bit overflow and division by zero are runtime errors, n
   CHECK(rd.violation->message == "division by zero");
 }
 
+// f0..f25, each calling the one before twice: inlined, 2^25 statements (1.5 GiB before the specialiser was bounded).
+std::string nested_procs() {
+  std::string text = "var x: 0..1;\nproc f0() { x = 1; }\n";
+  for (int k = 1; k <= 25; ++k) {
+    text += "proc f" + std::to_string(k) + "() { f" + std::to_string(k - 1) + "(); f" + std::to_string(k - 1) +
+            "(); }\n";
+  }
+  return text + "process p { f25(); }\n";
+}
+
+TEST_CASE("specialisation stays within BuildLimits::max_bytes; the model computes the same") {
+  auto c = testing::compile(nested_procs());
+  BuildLimits limits;
+  limits.max_bytes = 1 << 20;
+  ModelSystem sys(*c->compiled.model, limits);
+  CHECK(sys.memory_bytes() > 0);
+  CHECK(sys.memory_bytes() <= (1 << 20) + (64 << 10));  // the bound plus one copy of the last action's code
+  explore::Result r = explore::explore(sys, {});
+  CHECK(r.outcome == explore::Outcome::kHolds);
+  CHECK(r.stats.states == 2);
+}
+
+TEST_CASE("a deadline passed before the build leaves actions unspecialised, with the same results") {
+  auto c = testing::compile(nested_procs());
+  BuildLimits limits;
+  limits.deadline = std::chrono::steady_clock::now();
+  ModelSystem sys(*c->compiled.model, limits);
+  CHECK(sys.memory_bytes() < (16 << 10));  // nothing inlined
+  CHECK(ModelSystem(*c->compiled.model).memory_bytes() > (1 << 20));
+  explore::Result r = explore::explore(sys, {});
+  CHECK(r.outcome == explore::Outcome::kHolds);
+  CHECK(r.stats.states == 2);
+}
+
+TEST_CASE("nested calls: building is linear, and the time limit and an interrupt stop one long evaluation") {
+  // f60(x) calls f0 2^60 times: the footprint analyses walk each body once; evaluating it polls the clock.
+  std::string text = "var x: 0..3;\nfn f0(a: 0..3): 0..3 = a;\n";
+  for (int k = 1; k <= 60; ++k) {
+    text += "fn f" + std::to_string(k) + "(a: 0..3): 0..3 = f" + std::to_string(k - 1) + "(f" +
+            std::to_string(k - 1) + "(a));\n";
+  }
+  text += "process p { x = 1; }\ninvariant i: f60(x) >= 0;\n";
+  auto c = testing::compile(text);
+  ModelSystem sys(*c->compiled.model);
+  explore::Options o;
+  o.limits.time_limit_seconds = 0.5;
+  explore::Result r = explore::explore(sys, o);
+  CHECK(r.outcome == explore::Outcome::kInconclusive);
+  CHECK(r.limit == "time-limit");
+  std::atomic<bool> stop{true};
+  explore::Options i;
+  i.interrupt = &stop;
+  explore::Result ri = explore::explore(sys, i);
+  CHECK(ri.outcome == explore::Outcome::kInconclusive);
+  CHECK(ri.limit == "interrupted");
+}
+
 }  // namespace
 }  // namespace qpcheck::model

@@ -10,17 +10,6 @@ namespace {
 
 using nlohmann::json;
 
-// Length of the UTF-8 sequence starting at s[i], 0 if it is not valid UTF-8.
-size_t utf8_len(const std::string& s, size_t i) {
-  unsigned char c = static_cast<unsigned char>(s[i]);
-  size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-  if (n == 0 || i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k) {
-    if ((static_cast<unsigned char>(s[i + k]) >> 6) != 2) return 0;
-  }
-  return n;
-}
-
 std::string config_label(const gate::SpecResult& s, const gate::ConfigResult& c) {
   return fmt::format("{} [{}]", s.spec, c.name);
 }
@@ -37,30 +26,7 @@ std::string where(const trace::SourceRef& r) {
 
 }  // namespace
 
-std::string xml_escape(const std::string& text) {
-  std::string out;
-  for (size_t i = 0; i < text.size();) {
-    size_t n = utf8_len(text, i);
-    if (n == 0) { out += "\xEF\xBF\xBD"; ++i; continue; }
-    if (n == 1) {
-      char c = text[i];
-      switch (c) {
-        case '&': out += "&amp;"; break;
-        case '<': out += "&lt;"; break;
-        case '>': out += "&gt;"; break;
-        case '"': out += "&quot;"; break;
-        case '\'': out += "&apos;"; break;
-        default:
-          if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') out += "\xEF\xBF\xBD";
-          else out += c;
-      }
-    } else {
-      out.append(text, i, n);
-    }
-    i += n;
-  }
-  return out;
-}
+std::string xml_escape(const std::string& text) { return trace::xml_escape(text); }
 
 std::string to_junit(const std::vector<gate::SpecResult>& results) {
   gate::Counts n = gate::count(results);

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "checker/trace/render.h"
+
 namespace qpcheck::trace {
 
 namespace {
@@ -52,19 +54,7 @@ MarkKind classify(const std::string& label) {
   return MarkKind::kCall;
 }
 
-std::string esc(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
+std::string esc(const std::string& s) { return xml_escape(s); }
 
 std::string shorten(const std::string& s, size_t n) {
   if (s.size() <= n) return s;
@@ -78,8 +68,8 @@ std::string shorten(const std::string& s, size_t n) {
 Msc build_msc(const Trace& t) {
   Msc m;
   m.rows = static_cast<int>(t.steps.size());
-  m.title = fmt::format("{}: {} {}", t.spec, t.property.empty() ? t.verdict : t.property,
-                        t.property.empty() ? "" : "violated");
+  m.title = t.property.empty() ? fmt::format("{}: witness ({}: a run to a terminal valid end)", t.spec, t.verdict)
+                               : fmt::format("{}: {} violated", t.spec, t.property);
   m.violation = t.message;
   // Lanes: processes in the order of the final positions, then actors not listed there.
   std::vector<std::string> procs;
@@ -149,6 +139,14 @@ Msc build_msc(const Trace& t) {
         m.marks.push_back(MscMark{row, lane, MarkKind::kPostRecv, l, mark.detail});
       }
     }
+    // Lanes whose QP this step puts into an error state: what they sent and this step removes is flushed.
+    std::set<int> failed_lanes;
+    for (const Change& c : s.changes) {
+      if (c.after == "ERR" || (c.after.rfind("IBV_WC_", 0) == 0 && c.after != "IBV_WC_SUCCESS")) {
+        int l = unit_lane(c.name, -1);
+        if (l >= 0) failed_lanes.insert(l);
+      }
+    }
     for (const Change& c : s.changes) {
       if (c.after.rfind("IBV_WC_", 0) == 0) {
         m.marks.push_back(MscMark{row, unit_lane(c.name, lane),
@@ -169,7 +167,9 @@ Msc build_msc(const Trace& t) {
         Pending p = q.front();
         q.pop_front();
         int to = unit_lane(c.name, lane);
-        if (p.lane != to) m.arrows.push_back(MscArrow{p.lane, to, p.row, row, p.value, c.name, false});
+        if (p.lane != to) {
+          m.arrows.push_back(MscArrow{p.lane, to, p.row, row, p.value, c.name, false, failed_lanes.count(p.lane) > 0});
+        }
       }
       for (size_t k = before_items.size() - popped; k < items.size(); ++k) {
         q.push_back(Pending{items[k], lane, row});
@@ -186,10 +186,35 @@ Msc build_msc(const Trace& t) {
   return m;
 }
 
+// A rectangle of the chart, for keeping labels off the marks.
+struct Box {
+  int x, y, w, h;
+  bool overlaps(const Box& o) const { return x < o.x + o.w && o.x < x + w && y < o.y + o.h && o.y < y + h; }
+};
+
+// `text` cut into lines of at most `width` bytes at `sep` boundaries (a piece longer than a line is shortened).
+std::vector<std::string> wrap(const std::vector<std::string>& pieces, size_t width, const std::string& sep) {
+  std::vector<std::string> lines;
+  for (const std::string& piece : pieces) {
+    std::string p = shorten(piece, width);
+    if (!lines.empty() && lines.back().size() + sep.size() + p.size() <= width) {
+      lines.back() += sep + p;
+    } else {
+      lines.push_back(p);
+    }
+  }
+  return lines;
+}
+
 std::string to_svg(const Trace& t) {
   Msc m = build_msc(t);
-  const int lane_w = 230, left = 56, top = 78, row_h = 46;
+  const int lane_w = 230, left = 56, row_h = 46;
+  // About 7 px per character at 12 px, 9.5 at the title's 15 px bold (DejaVu Sans, the widest of the fonts named).
   int width = left + static_cast<int>(m.lanes.size()) * lane_w + 20;
+  std::vector<std::string> params;
+  for (const auto& [k, v] : t.params) params.push_back(k + "=" + v);
+  std::vector<std::string> param_lines = wrap(params, static_cast<size_t>(std::max(20, (width - 20) / 7)), "  ");
+  const int top = 78 + 16 * std::max(0, static_cast<int>(param_lines.size()) - 1);
   int height = top + (m.rows + 2) * row_h + 30;
   auto lx = [&](int lane) { return left + lane * lane_w + lane_w / 2; };
   auto ry = [&](int row) { return top + row * row_h + row_h / 2; };
@@ -200,10 +225,12 @@ std::string to_svg(const Trace& t) {
   o += "<defs><marker id=\"head\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"8\" markerHeight=\"8\" "
        "orient=\"auto-start-reverse\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#1f4e9c\"/></marker></defs>\n";
   o += fmt::format("<rect x=\"0\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"#ffffff\"/>\n", width, height);
-  o += fmt::format("<text x=\"10\" y=\"22\" font-size=\"15\" font-weight=\"bold\">{}</text>\n", esc(m.title));
-  std::string params;
-  for (const auto& [k, v] : t.params) params += (params.empty() ? "" : "  ") + k + "=" + v;
-  o += fmt::format("<text x=\"10\" y=\"40\" fill=\"#555555\">{}</text>\n", esc(shorten(params, 160)));
+  o += fmt::format("<text x=\"10\" y=\"22\" font-size=\"15\" font-weight=\"bold\">{}</text>\n",
+                   esc(shorten(m.title, static_cast<size_t>(std::max(20, (width - 20) * 2 / 19)))));
+  for (size_t i = 0; i < param_lines.size(); ++i) {
+    o += fmt::format("<text x=\"10\" y=\"{}\" fill=\"#555555\">{}</text>\n", 40 + 16 * static_cast<int>(i),
+                     esc(param_lines[i]));
+  }
   // Lanes.
   for (size_t i = 0; i < m.lanes.size(); ++i) {
     int x = lx(static_cast<int>(i));
@@ -219,24 +246,9 @@ std::string to_svg(const Trace& t) {
   for (int r = 0; r < m.rows; ++r) {
     o += fmt::format("<text x=\"10\" y=\"{}\" fill=\"#555555\">{}</text>\n", ry(r) + 4, r + 1);
   }
-  // Arrows under the marks, their labels over them.
-  std::string labels;
-  for (const MscArrow& a : m.arrows) {
-    int x1 = lx(a.from_lane), x2 = lx(a.to_lane);
-    int y1 = a.from_row < 0 ? top : ry(a.from_row), y2 = a.in_flight ? ry(a.to_row) - row_h / 4 : ry(a.to_row);
-    int dir = x2 > x1 ? 1 : -1;
-    o += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#1f4e9c\" stroke-width=\"1.6\"{} "
-                     "marker-end=\"url(#head)\"><title>{} via {}{}</title></line>\n",
-                     x1 + dir * 8, y1, x2 - dir * 8, y2, a.in_flight ? " stroke-dasharray=\"5,4\"" : "", esc(a.label),
-                     esc(a.queue), a.in_flight ? " (still in flight)" : "");
-    // The label sits a quarter of the way along, clear of the marks on the middle lane.
-    int mx = x1 + (x2 - x1) / 4, my = y1 + (y2 - y1) / 4;
-    int w = static_cast<int>(a.label.size()) * 8 + 10;
-    labels += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"16\" fill=\"#ffffff\" opacity=\"0.85\"/>"
-                          "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#1f4e9c\" font-weight=\"bold\">{}"
-                          "</text>\n", mx - w / 2, my - 12, w, mx, my, esc(a.label));
-  }
-  // Marks.
+  // Marks first (as boxes), so that the arrows' labels can be kept off them.
+  std::vector<Box> taken;
+  std::string marks;
   std::map<std::pair<int, int>, int> stacked;  // (row, lane) -> marks drawn there so far
   for (const MscMark& k : m.marks) {
     const char* fill = "#ffffff";
@@ -254,10 +266,53 @@ std::string to_svg(const Trace& t) {
     int x = lx(k.lane), y = ry(k.row) - 10 + n * 20;
     std::string text = shorten(k.label, 27);
     int w = std::min(lane_w - 8, static_cast<int>(text.size()) * 8 + 12);
-    o += fmt::format("<g><title>{}</title><rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"18\" rx=\"3\" fill=\"{}\" "
-                     "stroke=\"{}\"/><text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text></g>\n",
-                     esc(k.label + " -- " + k.detail), x - w / 2, y - 3, w, fill, stroke, x, y + 10, esc(text));
+    taken.push_back(Box{x - w / 2, y - 3, w, 18});
+    marks += fmt::format("<g><title>{}</title><rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"18\" rx=\"3\" fill=\"{}\" "
+                         "stroke=\"{}\"/><text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text></g>\n",
+                         esc(k.label + " -- " + k.detail), x - w / 2, y - 3, w, fill, stroke, x, y + 10, esc(text));
   }
+  // Arrows under the marks, their labels over them: each label at the first place along its arrow (from a quarter
+  // of the way) where it covers no mark and no other label.
+  std::string labels;
+  for (const MscArrow& a : m.arrows) {
+    int x1 = lx(a.from_lane), x2 = lx(a.to_lane);
+    int y1 = a.from_row < 0 ? top : ry(a.from_row), y2 = a.in_flight ? ry(a.to_row) - row_h / 4 : ry(a.to_row);
+    int dir = x2 > x1 ? 1 : -1;
+    if (a.discarded) {
+      // Flushed on the way: the line stops short of the receiver, ending in a cross.
+      int xe = x1 + (x2 - x1) * 3 / 5, ye = y1 + (y2 - y1) * 3 / 5;
+      o += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#999999\" stroke-width=\"1.6\" "
+                       "stroke-dasharray=\"3,3\"><title>{} via {}: discarded (its sender's QP went to an error state)"
+                       "</title></line>\n", x1 + dir * 8, y1, xe, ye, esc(a.label), esc(a.queue));
+      // The cross goes over the marks, with the labels.
+      labels += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#b00020\" font-weight=\"bold\" "
+                            "font-size=\"16\">\u2717</text>\n", xe, ye + 6);
+      x2 = xe;
+      y2 = ye;
+    } else {
+      o += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#1f4e9c\" stroke-width=\"1.6\"{} "
+                       "marker-end=\"url(#head)\"><title>{} via {}{}</title></line>\n",
+                       x1 + dir * 8, y1, x2 - dir * 8, y2, a.in_flight ? " stroke-dasharray=\"5,4\"" : "",
+                       esc(a.label), esc(a.queue), a.in_flight ? " (still in flight)" : "");
+    }
+    std::string label = a.discarded ? a.label + " (discarded)" : a.label;
+    int w = static_cast<int>(label.size()) * 8 + 10;
+    Box box{0, 0, w, 16};
+    for (int quarter : {25, 35, 15, 45, 55, 65, 75, 85, 5, 95}) {
+      int mx = x1 + (x2 - x1) * quarter / 100, my = y1 + (y2 - y1) * quarter / 100;
+      Box b{mx - w / 2, my - 12, w, 16};
+      bool clear = true;
+      for (const Box& k : taken) clear = clear && !b.overlaps(k);
+      if (clear || quarter == 25) box = b;
+      if (clear) break;
+    }
+    taken.push_back(box);
+    labels += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"16\" fill=\"#ffffff\" opacity=\"0.85\"/>"
+                          "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"{}\" font-weight=\"bold\">{}"
+                          "</text>\n", box.x, box.y, w, box.x + w / 2, box.y + 12,
+                          a.discarded ? "#777777" : "#1f4e9c", esc(label));
+  }
+  o += marks;
   o += labels;
   // The violation.
   if (!m.violation.empty()) {
@@ -311,8 +366,8 @@ std::string to_mermaid(const Trace& t) {
   for (int r = 0; r <= m.rows; ++r) {
     for (const MscArrow& a : m.arrows) {
       if (a.to_row != r) continue;
-      o += fmt::format("  L{}{}L{}: {}{}\n", a.from_lane, a.in_flight ? "--)" : "->>", a.to_lane, text(a.label),
-                       a.in_flight ? " (in flight)" : "");
+      o += fmt::format("  L{}{}L{}: {}{}\n", a.from_lane, a.discarded ? "-x" : a.in_flight ? "--)" : "->>", a.to_lane,
+                       text(a.label), a.discarded ? " (discarded)" : a.in_flight ? " (in flight)" : "");
     }
     for (const MscMark& k : m.marks) {
       if (k.row == r) o += fmt::format("  Note over L{}: {}. {}\n", k.lane, r + 1, text(k.label));

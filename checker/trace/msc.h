@@ -29,6 +29,9 @@ struct MscArrow {
   std::string label;           // the element ("REQ", "UNSOL")
   std::string queue;           // the queue unit ("cm_wire[PASSIVE]")
   bool in_flight = false;
+  // Removed by a step that put its sender's QP into an error state (a change of a unit on the sender's lane to ERR,
+  // or to an IBV_WC_* status other than IBV_WC_SUCCESS): flushed, never delivered. Drawn ending in a cross.
+  bool discarded = false;
 };
 
 struct Msc {
@@ -41,7 +44,8 @@ struct Msc {
   std::string title;               // "spec/03_...qpspec: passive_send_after_peer_recv violated"
 };
 
-// Lays out a violated trace. A trace without steps gives a chart with lanes only.
+// Lays out a violated trace or a witness (a `holds` trace with steps). A trace without steps gives a chart with lanes
+// only.
 Msc build_msc(const Trace& trace);
 
 // A standalone SVG document (no scripts, no external resources).

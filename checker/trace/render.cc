@@ -50,9 +50,97 @@ std::string header_notes(const Trace& t) {
   return out;
 }
 
+
+// Length of the UTF-8 sequence starting at s[i], 0 if it is not valid UTF-8.
+size_t utf8_len(std::string_view s, size_t i) {
+  unsigned char c = static_cast<unsigned char>(s[i]);
+  size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k) {
+    if ((static_cast<unsigned char>(s[i + k]) >> 6) != 2) return 0;
+  }
+  return n;
+}
+
+// What a limit name in a report means, for the text report ("--max-states", "an interrupt (SIGINT or SIGTERM)").
+std::string limit_text(const std::string& limit) {
+  if (limit == "memory") return "an allocation failure (out of memory; --max-memory bounds the search)";
+  if (limit == "interrupted") return "an interrupt (SIGINT or SIGTERM)";
+  if (limit.empty()) return "a limit";
+  return "--" + limit;
+}
+
+// The numbered steps of a counterexample or witness: actor, statement, calls, changes.
+void append_steps(const Trace& t, std::string& out) {
+  for (const Step& s : t.steps) {
+    std::string head = fmt::format("{:>3}. {}", s.index, s.actor);
+    if (!s.is_rule && !s.at.empty()) head += fmt::format(" @{}", s.at);
+    std::string loc = s.source.file.empty() ? "" : fmt::format("{}:{}", s.source.file, s.source.line);
+    out += fmt::format("{}  [{}]\n", head, loc);
+    out += fmt::format("       {}\n", s.source.text);
+    std::vector<std::string> verbs;
+    if (!s.verbs.empty()) verbs.push_back(s.verbs);
+    for (const Call& c : s.calls) {
+      verbs.push_back(c.verbs.empty() ? call_text(c) : fmt::format("{} = {}", c.verbs, call_text(c)));
+    }
+    for (const std::string& v : verbs) out += fmt::format("       > {}\n", v);
+    for (const Change& c : s.changes) out += fmt::format("         {}: {} -> {}\n", c.name, c.before, c.after);
+    if (s.failed) out += fmt::format("       ** this step violates {}: {}\n", t.property, t.message);
+  }
+}
+
+std::string to_text_unescaped(const Trace& t);
+
 }  // namespace
 
-std::string to_text(const Trace& t) {
+std::string xml_escape(std::string_view text) {
+  std::string out;
+  for (size_t i = 0; i < text.size();) {
+    size_t n = utf8_len(text, i);
+    if (n == 0) { out += "\xEF\xBF\xBD"; ++i; continue; }
+    if (n == 1) {
+      char c = text[i];
+      switch (c) {
+        case '&': out += "&amp;"; break;
+        case '<': out += "&lt;"; break;
+        case '>': out += "&gt;"; break;
+        case '"': out += "&quot;"; break;
+        case '\'': out += "&apos;"; break;
+        default:
+          if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') out += "\xEF\xBF\xBD";
+          else out += c;
+      }
+    } else {
+      out.append(text, i, n);
+    }
+    i += n;
+  }
+  return out;
+}
+
+std::string terminal_text(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) {
+      out += fmt::format("\\u{:04x}", c);
+    } else if (c == 0xC2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+               static_cast<unsigned char>(text[i + 1]) <= 0x9F) {
+      out += fmt::format("\\u{:04x}", static_cast<unsigned char>(text[++i]));  // a C1 control (CSI is U+009B)
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+// Spec text (comments, strings, file names) may hold control characters: the report shows them escaped.
+std::string to_text(const Trace& t) { return terminal_text(to_text_unescaped(t)); }
+
+namespace {
+
+std::string to_text_unescaped(const Trace& t) {
   std::string out;
   std::string params;
   for (const auto& [k, v] : t.params) params += fmt::format("{}{}={}", params.empty() ? "" : " ", k, v);
@@ -69,16 +157,17 @@ std::string to_text(const Trace& t) {
     out += fmt::format("{}: HOLDS: {} holds in all {} reachable states\n", t.spec, every, t.stats.states);
     out += header_notes(t);
     if (!t.steps.empty()) {
-      out += fmt::format("witness: a {}run of {} steps to a terminal valid end is in the JSON report (qpcheck "
-                         "replay drives it on a device)\n", t.shortest ? "shortest " : "", t.steps.size());
+      out += fmt::format("\nWitness: {} step{} to a terminal valid end{}\n", t.steps.size(),
+                         t.steps.size() == 1 ? "" : "s", t.shortest ? " (shortest: BFS)" : "");
+      append_steps(t, out);
     }
   } else if (t.verdict == "inconclusive" && (t.limit == "hash-compaction" || t.limit == "bitstate")) {
     out += fmt::format("{}: INCONCLUSIVE: no violation found in a partial search (--storage {}, {} states stored; "
                        "states may have been missed)\n", t.spec, t.limit, t.stats.states);
     out += header_notes(t);
   } else if (t.verdict == "inconclusive") {
-    out += fmt::format("{}: INCONCLUSIVE: stopped by --{} after {} states; no violation found so far\n", t.spec,
-                       t.limit, t.stats.states);
+    out += fmt::format("{}: INCONCLUSIVE: stopped by {} after {} states; no violation found so far\n", t.spec,
+                       limit_text(t.limit), t.stats.states);
     out += header_notes(t);
   } else {
     out += fmt::format("{}: VIOLATED: {}\n", t.spec, t.property);
@@ -91,21 +180,7 @@ std::string to_text(const Trace& t) {
     out += fmt::format("\nCounterexample: {} step{}{}\n", t.steps.size(), t.steps.size() == 1 ? "" : "s",
                        t.shortest ? (symbolic ? " (shortest: every shorter length refuted by Z3)" : " (shortest: BFS)")
                                    : " (not necessarily shortest)");
-    for (const Step& s : t.steps) {
-      std::string head = fmt::format("{:>3}. {}", s.index, s.actor);
-      if (!s.is_rule && !s.at.empty()) head += fmt::format(" @{}", s.at);
-      std::string loc = s.source.file.empty() ? "" : fmt::format("{}:{}", s.source.file, s.source.line);
-      out += fmt::format("{}  [{}]\n", head, loc);
-      out += fmt::format("       {}\n", s.source.text);
-      std::vector<std::string> verbs;
-      if (!s.verbs.empty()) verbs.push_back(s.verbs);
-      for (const Call& c : s.calls) {
-        verbs.push_back(c.verbs.empty() ? call_text(c) : fmt::format("{} = {}", c.verbs, call_text(c)));
-      }
-      for (const std::string& v : verbs) out += fmt::format("       > {}\n", v);
-      for (const Change& c : s.changes) out += fmt::format("         {}: {} -> {}\n", c.name, c.before, c.after);
-      if (s.failed) out += fmt::format("       ** this step violates {}: {}\n", t.property, t.message);
-    }
+    append_steps(t, out);
     if (!t.steps.empty() && !t.steps.back().failed && t.kind != "deadlock") {
       out += fmt::format("       ** {} is false in the resulting state\n", t.property);
     }
@@ -139,8 +214,6 @@ std::string to_text(const Trace& t) {
       human_bytes(t.stats.peak_rss_bytes));
   return out;
 }
-
-namespace {
 
 nlohmann::json source_json(const SourceRef& s) {
   return {{"file", s.file}, {"line", s.line}, {"col", s.col}, {"text", s.text}};

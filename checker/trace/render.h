@@ -58,6 +58,15 @@ Trace read_trace_file(const std::string& path);
 // of it shown (then "..." and the total size); not quoted.
 std::string printable(std::string_view text, size_t max = std::string_view::npos);
 
+// `text` as XML character data or an attribute value: & < > " ' escaped, every C0 control character but tab, newline
+// and carriage return (which XML 1.0 forbids even as a reference) and every byte that is not valid UTF-8 replaced by
+// U+FFFD, so the document stays well-formed whatever a spec's comments or strings hold.
+std::string xml_escape(std::string_view text);
+
+// `text` for a terminal: as printable(), but newlines and tabs kept (a whole report): ESC and the other C0 controls,
+// DEL and the C1 controls U+0080-U+009F become \u001b-style escapes; everything else is kept byte for byte.
+std::string terminal_text(std::string_view text);
+
 // `text` in double quotes for an error message: printable(text, 80) with quotes and backslashes escaped.
 std::string quote_value(std::string_view text);
 

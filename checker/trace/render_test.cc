@@ -66,6 +66,97 @@ TEST_CASE("Mermaid: a control character in a label cannot end a statement early"
   for (char c : m) CHECK((c == '\n' || (static_cast<unsigned char>(c) >= 0x20 && c != 0x7f)));
 }
 
+TEST_CASE("control characters from spec text reach neither the terminal nor the SVG raw") {
+  Trace t = make_trace();
+  t.steps[0].source.text = "post_send(S); /* \x1b]0;title\x07 \x1b[2J */";
+  t.message = "bad \xC2\x9B" "2J and \xff";
+  std::string text = to_text(t);
+  CHECK(text.find('\x1b') == std::string::npos);
+  CHECK(text.find('\x07') == std::string::npos);
+  CHECK(text.find("\\u001b]0;title\\u0007 \\u001b[2J") != std::string::npos);
+  CHECK(text.find("bad \\u009b2J") != std::string::npos);  // C1 CSI
+  std::string svg = to_svg(t);
+  for (char c : svg) CHECK((c == '\n' || static_cast<unsigned char>(c) >= 0x20));
+  CHECK(svg.find("\xEF\xBF\xBD") != std::string::npos);  // the ESC and the stray byte as U+FFFD
+  CHECK(terminal_text("a\tb\nc\x1b") == "a\tb\nc\\u001b");
+  CHECK(xml_escape("<a\x01&\xff>") == "&lt;a\xEF\xBF\xBD&amp;\xEF\xBF\xBD&gt;");
+}
+
+TEST_CASE("text report: every limit is named as the user can act on it") {
+  Trace t = make_trace();
+  t.verdict = "inconclusive";
+  t.steps.clear();
+  t.limit = "max-memory";
+  CHECK(to_text(t).find("INCONCLUSIVE: stopped by --max-memory after") != std::string::npos);
+  t.limit = "memory";  // an allocation failed below the limit: there is no option --memory
+  CHECK(to_text(t).find("stopped by an allocation failure (out of memory; --max-memory bounds the search)") !=
+        std::string::npos);
+  CHECK(to_text(t).find("--memory") == std::string::npos);
+  t.limit = "interrupted";
+  CHECK(to_text(t).find("stopped by an interrupt (SIGINT or SIGTERM)") != std::string::npos);
+}
+
+TEST_CASE("a witness is listed step by step in the text report, with no claim about a JSON file") {
+  auto c = testing::compile("var x: 0..2;\nproc inc() verbs \"ibv_post_send\" { x = x + 1; }\nprocess p { inc(); inc(); }\n");
+  model::ModelSystem sys(*c->compiled.model);
+  explore::Options o;
+  o.witness = true;
+  Trace t = build_trace(sys, explore::explore(sys, o), "w.qpspec", "bfs");
+  REQUIRE(t.verdict == "holds");
+  std::string text = to_text(t);
+  CHECK(text.find("Witness: 2 steps to a terminal valid end (shortest: BFS)") != std::string::npos);
+  CHECK(text.find("  2. p @line 3  [test.qpspec:3]") != std::string::npos);
+  CHECK(text.find("JSON report") == std::string::npos);
+  Msc m = build_msc(t);
+  CHECK(m.title == "w.qpspec: witness (holds: a run to a terminal valid end)");
+  CHECK(m.rows == 2);
+  CHECK(m.violation.empty());
+}
+
+TEST_CASE("chart: a message flushed because its sender's QP went to ERR is drawn discarded, not delivered") {
+  auto c = testing::compile(R"spec(
+type Ep = enum { A, B };
+type QpState = enum { RTS, ERR };
+type Msg = enum { UNSOL };
+var qp: array[Ep] of QpState;
+var wire: array[Ep] of queue[1] of Msg;
+var posted: bool;
+proc post_send(e: Ep) verbs "ibv_post_send" { push(wire[B], UNSOL); }
+proc post_recv(e: Ep) verbs "ibv_post_recv" { posted = true; }
+process a { post_send(A); }
+process b { post_recv(B); }
+rule retry_exceeded verbs "fabric: RNR NAK (retries exhausted)" when !empty(wire[B]) { qp[A] = ERR; clear(wire[B]); }
+rule deliver verbs "fabric: Send" when !empty(wire[B]) && qp[A] == RTS { pop(wire[B]); }
+invariant no_flush: !(posted && qp[A] == ERR);
+)spec");
+  model::ModelSystem sys(*c->compiled.model);
+  Trace t = build_trace(sys, explore::explore(sys, {}), "f.qpspec", "bfs");
+  REQUIRE(t.verdict == "violated");
+  Msc m = build_msc(t);
+  REQUIRE(m.arrows.size() == 1);
+  CHECK(m.arrows[0].label == "UNSOL");
+  CHECK(m.arrows[0].discarded);
+  CHECK(to_mermaid(t).find("-xL2: UNSOL (discarded)") != std::string::npos);
+  CHECK(to_svg(t).find("discarded (its sender's QP went to an error state)") != std::string::npos);
+}
+
+TEST_CASE("chart: the parameter line wraps within the SVG's width instead of being clipped") {
+  Trace t = make_trace();
+  for (int i = 0; i < 30; ++i) t.params.emplace_back("parameter_" + std::to_string(i), "VALUE_" + std::to_string(i));
+  std::string svg = to_svg(t);
+  int width = std::stoi(svg.substr(svg.find("width=\"") + 7));
+  size_t lines = 0;
+  for (size_t p = 0; (p = svg.find("<text x=\"10\" y=\"", p)) != std::string::npos; ++p) {
+    size_t b = svg.find('>', p) + 1, e = svg.find("</text>", b);
+    std::string line = svg.substr(b, e - b);
+    if (line.find("parameter_") == std::string::npos) continue;
+    ++lines;
+    CHECK(10 + static_cast<int>(line.size()) * 7 <= width);
+  }
+  CHECK(lines >= 3);
+  CHECK(svg.find("VALUE_29") != std::string::npos);  // nothing cut off
+}
+
 TEST_CASE("text report: verdict, property line, numbered steps") {
   std::string text = to_text(make_trace());
   CHECK(text.find("toy.qpspec: VIOLATED: send_finds_recv") == 0);
