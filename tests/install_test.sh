@@ -150,5 +150,22 @@ else
   echo "note: man is not installed; the page's rendering is checked by //checker/cli:app_test with groff"
 fi
 
+# 6. Progress on a terminal (a pseudo-terminal from script(1)): synth and --engine bmc say the depth reached, the
+# values still undecided and the time; with stderr not a terminal they print no progress at all.
+printf 'param n: 0..3 = 1;\nvar a: 0..3;\nrule up when a < 2 { a = a + 1; }\ninvariant small: a <= n + 1;\n' > grow.qpspec
+if command -v script >/dev/null 2>&1; then
+  q=$tmp/moved/bin/qpcheck
+  expect 1 script -qec "$q synth grow.qpspec --param n=* --no-deadlock" /dev/null
+  has "$tmp/out" "synth: property 1/2 small: depth 2/20, 4 of 4 values undecided, 0 s"
+  has "$tmp/out" "synth: property 2/2 runtime_error: depth 0/20"
+  has "$tmp/out" "FAILS for n=0 (bmc, shortest counterexample: 2 steps)"
+  expect 1 script -qec "$q verify grow.qpspec --param n=0 --engine bmc --depth 3 --no-deadlock" /dev/null
+  has "$tmp/out" "bmc: depth 1/3, 0 s: no counterexample of length 1"
+else
+  echo "note: script(1) is not installed; the progress lines on a terminal are not checked"
+fi
+expect 1 "$tmp/moved/bin/qpcheck" synth grow.qpspec --param 'n=*' --no-deadlock
+lacks "$tmp/err" "synth: property"
+
 echo "install_test: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -35,7 +35,8 @@ std::vector<HelpSection> help_sections(const std::string& sub) {
     return {
         exit_codes({{E::kHolds, "every property holds (exhaustive search)"},
                     {E::kViolated, "a property is violated; the counterexample is printed"},
-                    {E::kInconclusive, "a limit ended the search before it was exhaustive, and no violation was found"},
+                    {E::kInconclusive, "a limit or an interrupt (SIGINT, SIGTERM) ended the search before it was "
+                                       "exhaustive, and no violation was found"},
                     {E::kInvalidSpec, "the spec is invalid: file:line:col diagnostics on stderr"},
                     {E::kUsage, "usage: unknown subcommand or option, bad --param value, unreadable file"},
                     {E::kInternal, "internal error, or resources ran out (memory, disk)"},
@@ -43,6 +44,10 @@ std::vector<HelpSection> help_sections(const std::string& sub) {
                     {E::kReproduced, "replay: REPRODUCED"},
                     {E::kNotReproduced, "replay: NOT REPRODUCED"},
                     {E::kDiverged, "replay: DIVERGED"}}),
+        HelpSection{"SIGNALS",
+                    {{"130, 143", "verify, gate: a second SIGINT (130) or SIGTERM (143) ended the process at once; no "
+                                  "report file was changed (the first one ends the run as inconclusive, with its "
+                                  "reports)"}}},
         import_search(),
         HelpSection{"ENVIRONMENT",
                     {{lang::kLibPathVariable, "folders searched by import after --lib-dir, separated by ':'"}}},
@@ -56,8 +61,8 @@ std::vector<HelpSection> help_sections(const std::string& sub) {
   if (sub == "verify") {
     return {exit_codes({{E::kHolds, "every checked property holds"},
                         {E::kViolated, "a property is violated (with --all-violations: at least one)"},
-                        {E::kInconclusive, "a limit ended the search first, or a partial search (hash compaction, "
-                                           "bitstate, bmc) found no violation"},
+                        {E::kInconclusive, "a limit or an interrupt (SIGINT, SIGTERM) ended the search first, or a "
+                                           "partial search (hash compaction, bitstate, bmc) found no violation"},
                         {E::kInvalidSpec, "invalid spec"},
                         {E::kUsage, "usage: a bad option or combination, bad --param or --property"},
                         {E::kInternal, "internal error, out of memory, --trace-out could not be written"}}),
@@ -74,7 +79,8 @@ std::vector<HelpSection> help_sections(const std::string& sub) {
   if (sub == "gate") {
     return {exit_codes({{E::kHolds, "every property of every configuration has its expected verdict"},
                         {E::kViolated, "an unexpected outcome: a new violation, or an expected one that is gone"},
-                        {E::kInconclusive, "no unexpected outcome, but a limit left a property undecided"},
+                        {E::kInconclusive, "no unexpected outcome, but a limit or an interrupt left a property "
+                                           "undecided"},
                         {E::kInvalidSpec, "a spec is invalid (the others are still checked)"},
                         {E::kUsage, "usage: bad option, missing path, unwritable report"},
                         {E::kInternal, "internal error, or a report could not be written completely"}})};
