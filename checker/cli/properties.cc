@@ -14,7 +14,7 @@ namespace qpcheck::cli {
 
 int report_all_violations(model::Model& m, const lang::PropertyPlan& plan, const std::string& spec,
                           const explore::Options& eo, bool json, std::ostream& out, std::ostream& err,
-                          AtomicFile* trace_file, const std::string& trace_path) {
+                          AtomicFile* trace_file, const std::string& trace_path, trace::Names names) {
   gate::Options go;
   go.limits = eo.limits;
   go.check_deadlock = plan.deadlock;
@@ -102,7 +102,7 @@ int report_all_violations(model::Model& m, const lang::PropertyPlan& plan, const
     }
     for (const trace::Trace& t : counterexamples) {
       text += fmt::format("\n=== {} ===\n", t.property);
-      text += trace::to_text(t);
+      text += trace::to_text(trace::with_names(t, names));
     }
     out << text;
   }

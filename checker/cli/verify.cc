@@ -309,7 +309,7 @@ int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
   eo.progress = progress_printer();
   if (opt.all_violations) {
     return report_all_violations(*compiled.model, plan, opt.file, eo, opt.format == Format::kJson, out, err,
-                                 trace_file.is_open() ? &trace_file : nullptr, opt.trace_out);
+                                 trace_file.is_open() ? &trace_file : nullptr, opt.trace_out, opt.names);
   }
   const char* strategy = opt.strategy == explore::Strategy::kBfs ? "bfs" : "dfs";
   explore::Result result;

@@ -337,6 +337,13 @@ TEST_CASE("--names kernel: the text report in the kernel's names, the JSON repor
   nlohmann::json j = nlohmann::json::parse(in);
   CHECK(j["steps"][9]["calls"][0]["replay"][0]["args"][1] == "IBV_WC_RNR_RETRY_EXC_ERR");
   CHECK(j.dump().find("IB_WC_") == std::string::npos);
+  // --all-violations: each counterexample in the kernel's names too.
+  v.trace_out = "";
+  v.all_violations = true;
+  std::ostringstream all_out, all_err;
+  CHECK(run_verify(v, all_out, all_err) == 1);
+  CHECK(all_out.str().find("> ib_post_recv = post_recv(PASSIVE, 2)") != std::string::npos);
+  CHECK(all_out.str().find("ibv_") == std::string::npos);
 }
 
 }  // namespace
