@@ -118,7 +118,10 @@ class Checker {
       settings_.push_back(Setting{written, d->name.name, d->path, d, target});
     }
     for (const auto& [name, value] : param_overrides_) {
-      auto [module, plain] = split_qualified(name);
+      // Not a structured binding: the lambda below captures `plain` (clang 14, which builds the fuzzers, refuses that).
+      const std::pair<std::string, std::string> split = split_qualified(name);
+      const std::string& module = split.first;
+      const std::string& plain = split.second;
       int target = -1;
       try {
         target = graph_->resolve_usage(module, plain, main_file_, param_files_[plain],
