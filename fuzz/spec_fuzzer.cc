@@ -45,7 +45,7 @@ void run(const std::string& text) {
   }
   lang::SourceManager sources;
   lang::Ast ast;
-  lang::Program program = lang::load_program(sources, ast, input_path(), {spec_dir()});
+  lang::Program program = lang::load_program(sources, ast, input_path(), lang::lib_dirs_only({spec_dir()}));
   lang::Compiled compiled = lang::typecheck(program, sources, {});
   lang::resolve_matrix(program, sources, *compiled.model, true);
   model::BuildLimits build;

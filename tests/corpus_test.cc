@@ -7,7 +7,12 @@
 //   // expect: verdict=holds states=N
 //   // expect: verdict=violated property=NAME states=N length=L
 //   // expect-error: LINE:COL: SUBSTRING               exit 3, "FILE:LINE:COL: error: ...SUBSTRING..." on stderr
-//   // expect-warning: LINE:COL: SUBSTRING             a warning there; the spec must still compile
+//   // expect-warning: LINE:COL: SUBSTRING             a warning there (repeatable); the spec must still compile
+//   // expect-message: TEXT                            the violation's message contains TEXT
+//   // expect-property: NAME verdict=V [states=N] [length=L]   the run with --property NAME
+//   // expect-all-violations: NAME=L|holds|inconclusive ...    the run with --all-violations: each property's
+//                                                               verdict (L: violated, with a counterexample of L steps)
+//   // expect-overrides: KIND NAME, ...                the report's header lists exactly these replacements
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -29,8 +34,22 @@ struct Header {
   std::vector<std::string> params;
   std::map<std::string, std::string> expect;
   std::string expect_error;    // "LINE:COL: SUBSTRING"
-  std::string expect_warning;
+  std::vector<std::string> expect_warnings;
+  std::string expect_message;
+  std::vector<std::string> expect_property;   // NAME, then key=value pairs
+  std::vector<std::pair<std::string, std::string>> expect_all;  // property, length or verdict
+  std::string expect_overrides;               // "rule lose, proc post"
 };
+
+std::map<std::string, std::string> key_values(std::istringstream& ss) {
+  std::map<std::string, std::string> out;
+  std::string kv;
+  while (ss >> kv) {
+    size_t eq = kv.find('=');
+    if (eq != std::string::npos) out[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return out;
+}
 
 Header read_header(const fs::path& file) {
   std::ifstream in(file);
@@ -63,7 +82,18 @@ Header read_header(const fs::path& file) {
     } else if (auto v = take("expect-error:")) {
       h.expect_error = *v;
     } else if (auto v = take("expect-warning:")) {
-      h.expect_warning = *v;
+      h.expect_warnings.push_back(*v);
+    } else if (auto v = take("expect-message:")) {
+      h.expect_message = *v;
+    } else if (auto v = take("expect-property:")) {
+      std::istringstream ss(*v);
+      std::string word;
+      while (ss >> word) h.expect_property.push_back(word);
+    } else if (auto v = take("expect-all-violations:")) {
+      std::istringstream ss(*v);
+      for (const auto& [k, value] : key_values(ss)) h.expect_all.emplace_back(k, value);
+    } else if (auto v = take("expect-overrides:")) {
+      h.expect_overrides = *v;
     }
   }
   return h;
@@ -91,10 +121,13 @@ struct Mode {
   bool por = false;
 };
 
-Run verify(const fs::path& file, const std::vector<std::string>& params, bool json, Mode mode = {}) {
+Run verify(const fs::path& file, const std::vector<std::string>& params, bool json, Mode mode = {},
+           std::vector<std::string> properties = {}, bool all_violations = false) {
   cli::VerifyOptions o;
   o.file = file.string();
   o.params = params;
+  o.properties = std::move(properties);
+  o.all_violations = all_violations;
   o.threads = mode.threads;
   o.storage = mode.storage;
   o.por = mode.por;
@@ -127,8 +160,83 @@ nlohmann::json check_good(const fs::path& file, Mode mode) {
     CHECK(j["violation"]["property"] == h.expect["property"]);
     CHECK(j["steps"].size() == std::stoull(h.expect["length"]));
     CHECK(j["violation"]["shortest"] == !partial);
+    if (!h.expect_message.empty()) CHECK(j["violation"]["message"].get<std::string>().find(h.expect_message) !=
+                                         std::string::npos);
+  }
+  // Warnings (shadowed names, unreachable statements): each at its place.
+  for (const std::string& w : h.expect_warnings) {
+    size_t colon = w.find(": ");
+    REQUIRE(colon != std::string::npos);
+    CHECK(r.err.find(file.string() + ":" + w.substr(0, colon) + ": warning: " + w.substr(colon + 2)) !=
+          std::string::npos);
+  }
+  if (!h.expect_overrides.empty()) {
+    std::string listed;
+    for (const auto& o : j["overrides"]) {
+      listed += (listed.empty() ? "" : ", ") + o["kind"].get<std::string>() + " " + o["name"].get<std::string>();
+    }
+    CHECK(listed == h.expect_overrides);
+  } else {
+    CHECK(j["overrides"].empty());
   }
   return j;
+}
+
+// The header's expect-property line: the run with --property NAME.
+void check_property_run(const fs::path& file) {
+  Header h = read_header(file);
+  if (h.expect_property.empty()) return;
+  INFO("spec: ", file.string(), " --property ", h.expect_property[0]);
+  Run r = verify(file, h.params, true, {}, {h.expect_property[0]});
+  INFO("stderr: ", r.err);
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  std::istringstream ss;
+  std::string rest;
+  for (size_t i = 1; i < h.expect_property.size(); ++i) rest += h.expect_property[i] + " ";
+  ss.str(rest);
+  std::map<std::string, std::string> want = key_values(ss);
+  CHECK(j["verdict"] == want["verdict"]);
+  CHECK(j["properties"]["checked"] == nlohmann::json::array({h.expect_property[0]}));
+  if (want.count("states")) CHECK(j["stats"]["states"].get<uint64_t>() == std::stoull(want["states"]));
+  if (want["verdict"] == "violated") {
+    CHECK(j["violation"]["property"] == h.expect_property[0]);
+    if (want.count("length")) CHECK(j["steps"].size() == std::stoull(want["length"]));
+  }
+}
+
+// The header's expect-all-violations line: every checked property's verdict and counterexample length.
+void check_all_violations(const fs::path& file) {
+  Header h = read_header(file);
+  if (h.expect_all.empty()) return;
+  INFO("spec: ", file.string(), " --all-violations");
+  Run r = verify(file, h.params, true, {}, {}, true);
+  INFO("stderr: ", r.err);
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  std::vector<std::pair<std::string, std::string>> got;
+  bool any = false;
+  for (const auto& res : j["results"]) {
+    std::string v = res["verdict"];
+    any = any || v == "violated";
+    got.emplace_back(res["property"], v == "violated" ? std::to_string(res["length"].get<size_t>()) : v);
+  }
+  std::vector<std::pair<std::string, std::string>> want = h.expect_all;
+  std::sort(want.begin(), want.end());
+  std::sort(got.begin(), got.end());
+  CHECK(got == want);
+  CHECK(r.rc == (any ? 1 : 0));
+  CHECK(j["all_violations"] == true);
+  // One full report per violated property, each shortest and ending in its own violation.
+  size_t reports = 0;
+  for (const auto& v : j["violations"]) {
+    ++reports;
+    CHECK(v["violation"]["shortest"] == true);
+    for (const auto& res : j["results"]) {
+      if (res["property"] == v["violation"]["property"]) CHECK(res["length"] == v["steps"].size());
+    }
+  }
+  CHECK(reports == static_cast<size_t>(std::count_if(want.begin(), want.end(), [](const auto& p) {
+          return p.second != "holds" && p.second != "inconclusive";
+        })));
 }
 
 TEST_CASE("shipped specs and corpus models give their expected verdict, state count and counterexample length") {
@@ -138,6 +246,8 @@ TEST_CASE("shipped specs and corpus models give their expected verdict, state co
   CHECK(shipped >= 7);
   for (const fs::path& f : files) {
     nlohmann::json one = check_good(f, Mode{1, explore::Storage::kExact});
+    check_property_run(f);
+    check_all_violations(f);
     for (Mode mode : {Mode{1, explore::Storage::kHashCompaction}, Mode{1, explore::Storage::kBitstate},
                       Mode{1, explore::Storage::kExact, true}}) {
       check_good(f, mode);
@@ -167,8 +277,8 @@ TEST_CASE("malformed specs: a clear file:line:col diagnostic and exit code 3, ne
   for (const fs::path& f : files) {
     INFO("spec: ", f.string());
     Header h = read_header(f);
-    bool warning = !h.expect_warning.empty();
-    const std::string& want = warning ? h.expect_warning : h.expect_error;
+    bool warning = !h.expect_warnings.empty();
+    const std::string& want = warning ? h.expect_warnings.front() : h.expect_error;
     REQUIRE_MESSAGE(!want.empty(), "no '// expect-error:' or '// expect-warning:' line in the header");
     size_t colon = want.find(": ");
     REQUIRE(colon != std::string::npos);

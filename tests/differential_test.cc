@@ -14,6 +14,8 @@
 #include <doctest/doctest.h>
 
 #include "checker/explore/explorer.h"
+#include "checker/gate/property_runs.h"
+#include "checker/lang/properties.h"
 #include "checker/symbolic/engine.h"
 #include "checker/symbolic/load.h"
 
@@ -89,15 +91,21 @@ TEST_CASE("explicit BFS and Z3 BMC agree on every corpus spec; k-induction never
     REQUIRE(h.expect.count("verdict"));
     auto spec = symbolic::load_spec(f.string(), {}, h.params, {});
     model::ModelSystem& sys = *spec->systems.at(0);
+    // A spec's `check` declarations choose its properties: both engines check those (lang/properties.h).
+    lang::PropertyPlan plan = lang::plan_properties(*spec->compiled.at(0).model, {}, true);
 
     explore::Options eo;
     eo.limits.max_depth = static_cast<uint64_t>(h.depth) + 1;
-    explore::Result ex = explore::explore(sys, eo);
+    explore::Result ex = plan.everything
+                             ? explore::explore(sys, eo)
+                             : gate::run_restricted(*spec->compiled.at(0).model, plan.checked_names(), eo, f.string(),
+                                                    "bfs").result;
     bool ex_violated = ex.outcome == explore::Outcome::kViolated &&
                        ex.path.actions.size() <= static_cast<size_t>(h.depth);
 
     symbolic::Options so;
     so.depth = h.depth;
+    if (!plan.everything) so.properties = plan.checked_names();
     symbolic::Result bmc = symbolic::check(spec->family, so);
     INFO("bmc: ", bmc.reason);
     if (ex_violated) {
@@ -118,6 +126,7 @@ TEST_CASE("explicit BFS and Z3 BMC agree on every corpus spec; k-induction never
     symbolic::Options ko;
     ko.mode = symbolic::Mode::kKind;
     ko.depth = std::min(h.depth, 6);
+    ko.properties = so.properties;
     symbolic::Result kind = symbolic::check(spec->family, ko);
     INFO("kind: ", kind.reason);
     if (kind.result.outcome == explore::Outcome::kHolds) CHECK(h.expect["verdict"] == "holds");

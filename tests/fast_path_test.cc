@@ -189,8 +189,9 @@ TEST_CASE("flat ops: every shape and every error path agrees with the tree evalu
   CHECK(counts.failures > 0);
   CHECK(counts.failure_messages.count("head of an empty queue"));
   CHECK(counts.failure_messages.count("B at the head"));
-  CHECK(counts.failure_messages.count("push onto a full queue (capacity 2)"));
-  CHECK(counts.failure_messages.count("pop from an empty queue"));
+  // The messages name the queue (checker/model/eval.cc).
+  CHECK(counts.failure_messages.count("push onto the full queue q (capacity 2)"));
+  CHECK(counts.failure_messages.count("pop from the empty queue q"));
   CHECK(counts.failure_messages.count("x reached 5"));
 }
 
@@ -303,7 +304,7 @@ TEST_CASE("memoised ranges: replayed successors agree with the runs they replace
   ModelSystem::MemoStats st = sys.memo_stats();
   CHECK(counts.states > 100);
   CHECK(counts.failure_messages.count("x is 2"));
-  CHECK(counts.failure_messages.count("push onto a full queue (capacity 2)"));
+  CHECK(counts.failure_messages.count("push onto the full queue ch (capacity 2)"));
   CHECK(st.off == 0);
   CHECK(st.entries < static_cast<int>(counts.states));  // keys repeat: states replayed
   CHECK(st.uncached > 0);

@@ -47,7 +47,8 @@ flags=(-std=c++20 -O1 -g -I"$root" -fsanitize=address,undefined -fno-sanitize-re
        -fno-omit-frame-pointer -Wno-unused-command-line-argument)
 # The product code the harnesses reach (no tests, no CLI, no Z3, no verbs device).
 lib_srcs=(checker/lang/source.cc checker/lang/lexer.cc checker/lang/parser.cc checker/lang/typecheck.cc
-          checker/lang/matrix.cc checker/lang/nesting.cc
+          checker/lang/matrix.cc checker/lang/nesting.cc checker/lang/properties.cc checker/lang/resolve.cc
+          checker/lang/search_path.cc
           checker/model/eval.cc checker/model/simplify.cc checker/model/transition_system.cc
           checker/explore/explorer.cc checker/explore/state_store.cc
           checker/trace/build.cc checker/trace/msc.cc checker/trace/render.cc

@@ -34,6 +34,13 @@ std::string key_of(const gate::ConfigResult& c) {
   return k;
 }
 
+// Every parameter with its value, as an object (the gate's JSON summary writes "params" the same way).
+json params_of(const gate::ConfigResult& c) {
+  json o = json::object();
+  for (const auto& [name, value] : c.params) o[name] = value;
+  return o;
+}
+
 json outcome(const gate::PropertyResult& p) {
   json o = {{"verdict", p.actual}};
   o["steps"] = p.counterexample ? json(p.counterexample->steps.size()) : json(nullptr);
@@ -52,7 +59,7 @@ json diff_json(const gate::SpecResult& a, const gate::SpecResult& b) {
   for (const auto& c : b.configs) {
     auto it = old_by_key.find(key_of(c));
     if (it == old_by_key.end()) {
-      only_new.push_back({{"configuration", c.name}, {"params", key_of(c)}});
+      only_new.push_back({{"configuration", c.name}, {"params", params_of(c)}});
       continue;
     }
     const gate::ConfigResult& o = *it->second;
@@ -63,7 +70,7 @@ json diff_json(const gate::SpecResult& a, const gate::SpecResult& b) {
       }
       if (np.actual == "inconclusive" || (op && op->actual == "inconclusive")) inconclusive = true;
       if (op != nullptr && op->actual == np.actual) { ++unchanged; continue; }
-      json ch = {{"configuration", c.name}, {"old_configuration", o.name}, {"params", key_of(c)},
+      json ch = {{"configuration", c.name}, {"old_configuration", o.name}, {"params", params_of(c)},
                  {"property", np.name}, {"old", op ? outcome(*op) : json(nullptr)}, {"new", outcome(np)}};
       if (np.counterexample) ch["counterexample"] = trace::to_json(*np.counterexample);
       changes.push_back(std::move(ch));
@@ -72,15 +79,16 @@ json diff_json(const gate::SpecResult& a, const gate::SpecResult& b) {
       bool still = false;
       for (const auto& p : c.properties) still = still || p.name == op.name;
       if (!still) {
-        changes.push_back({{"configuration", c.name}, {"old_configuration", o.name}, {"params", key_of(c)},
+        changes.push_back({{"configuration", c.name}, {"old_configuration", o.name}, {"params", params_of(c)},
                            {"property", op.name}, {"old", outcome(op)}, {"new", nullptr}});
       }
     }
   }
   for (const auto& c : a.configs) {
-    if (!new_by_key.count(key_of(c))) only_old.push_back({{"configuration", c.name}, {"params", key_of(c)}});
+    if (!new_by_key.count(key_of(c))) only_old.push_back({{"configuration", c.name}, {"params", params_of(c)}});
   }
-  return {{"schema", "qpcheck.diff"}, {"version", 1}, {"old", a.spec}, {"new", b.spec}, {"changes", changes},
+  // Version 2: "params" is an object {name: value} (version 1 wrote the string "name=value ...").
+  return {{"schema", "qpcheck.diff"}, {"version", 2}, {"old", a.spec}, {"new", b.spec}, {"changes", changes},
           {"unchanged", unchanged}, {"inconclusive", inconclusive}, {"only_in_old", only_old},
           {"only_in_new", only_new}};
 }
@@ -130,8 +138,7 @@ int run_diff(const DiffOptions& opt, std::ostream& out, std::ostream& err) {
   go.limits.max_states = opt.max_states;
   go.limits.time_limit_seconds = opt.time_limit;
   go.limits.max_memory_bytes = default_memory_limit();
-  go.lib_dirs = opt.lib_dirs;
-  for (const std::string& d : default_lib_dirs()) go.lib_dirs.push_back(d);
+  go.search_path = lang::default_search_path(opt.lib_dirs);
   go.progress = progress_printer();
   gate::SpecResult a = gate::check_spec(opt.old_spec, go);
   gate::SpecResult b = gate::check_spec(opt.new_spec, go);

@@ -115,8 +115,7 @@ int run_gate(const GateOptions& opt, std::ostream& out, std::ostream& err) {
     err << "qpcheck: error: " << e.what() << "\n";
     return code(ExitCode::kUsage);
   }
-  go.lib_dirs = opt.lib_dirs;
-  for (const std::string& d : default_lib_dirs()) go.lib_dirs.push_back(d);
+  go.search_path = lang::default_search_path(opt.lib_dirs);
   go.progress = progress_printer();
   go.interrupt = &install_interrupt_handlers();
 
@@ -130,7 +129,7 @@ int run_gate(const GateOptions& opt, std::ostream& out, std::ostream& err) {
     }
   }
   // No report may name a file the run reads: a spec, or a file it imports (through any link).
-  const std::vector<std::pair<std::string, std::string>> inputs = spec_inputs(specs, go.lib_dirs);
+  const std::vector<std::pair<std::string, std::string>> inputs = spec_inputs(specs, go.search_path);
   std::string conflict = output_path_conflict({{"--junit", opt.junit}, {"--sarif", opt.sarif}, {"--json", opt.json}},
                                               inputs, false);
   if (!conflict.empty()) {

@@ -7,14 +7,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include "checker/cli/app.h"
 #include "checker/cli/exit_codes.h"
 #include "checker/cli/interrupt.h"
-#include "checker/cli/synth.h"
-#include "checker/cli/diff.h"
-#include "checker/cli/gate.h"
-#include "checker/cli/show.h"
-#include "checker/cli/replay.h"
-#include "checker/cli/verify.h"
 #include "checker/trace/render.h"
 
 int main(int argc, char** argv) {
@@ -27,26 +22,9 @@ int main(int argc, char** argv) {
   if (argc > 1 && (std::string_view(argv[1]) == "verify" || std::string_view(argv[1]) == "gate")) {
     qpcheck::cli::install_interrupt_handlers();
   }
-  CLI::App app{"qpcheck: explicit-state model checker for RDMA QP/CM ordering rules"};
-  app.require_subcommand(1);
-  qpcheck::cli::VerifyOptions verify_opt;
-  CLI::App* verify = app.add_subcommand("verify", "explore every interleaving of a .qpspec; prove or refute its properties");
-  qpcheck::cli::setup_verify(*verify, verify_opt);
-  qpcheck::cli::SynthOptions synth_opt;
-  CLI::App* synth = app.add_subcommand("synth", "parameter synthesis: for which values of symbolic parameters each property holds");
-  qpcheck::cli::setup_synth(*synth, synth_opt);
-  qpcheck::cli::GateOptions gate_opt;
-  CLI::App* gate = app.add_subcommand("gate", "check every spec and configuration against its expectations (CI gate)");
-  qpcheck::cli::setup_gate(*gate, gate_opt);
-  qpcheck::cli::ShowOptions show_opt;
-  CLI::App* show = app.add_subcommand("show", "draw a counterexample (JSON report) as a message sequence chart");
-  qpcheck::cli::setup_show(*show, show_opt);
-  qpcheck::cli::DiffOptions diff_opt;
-  CLI::App* diff = app.add_subcommand("diff", "which properties and configurations change verdict between two specs");
-  qpcheck::cli::setup_diff(*diff, diff_opt);
-  qpcheck::cli::ReplayOptions replay_opt;
-  CLI::App* replay = app.add_subcommand("replay", "drive a counterexample or witness trace against a live verbs device");
-  qpcheck::cli::setup_replay(*replay, replay_opt);
+  qpcheck::cli::Commands c;
+  std::unique_ptr<CLI::App> app_ptr = qpcheck::cli::make_app(c);
+  CLI::App& app = *app_ptr;
   // "qpcheck frob": name the unknown subcommand (CLI11 would only say that a subcommand is required).
   if (argc > 1 && argv[1][0] != '-' &&
       app.get_subcommands([&](const CLI::App* s) { return s->check_name(argv[1]); }).empty()) {
@@ -64,13 +42,14 @@ int main(int argc, char** argv) {
     int rc = app.exit(e);
     return rc == 0 ? 0 : qpcheck::cli::code(ExitCode::kUsage);
   }
+  auto chosen = [&](const char* name) { return app.got_subcommand(name); };
   try {
-    if (*verify) return qpcheck::cli::run_verify(verify_opt, std::cout, std::cerr);
-    if (*synth) return qpcheck::cli::run_synth(synth_opt, std::cout, std::cerr);
-    if (*gate) return qpcheck::cli::run_gate(gate_opt, std::cout, std::cerr);
-    if (*show) return qpcheck::cli::run_show(show_opt, std::cout, std::cerr);
-    if (*diff) return qpcheck::cli::run_diff(diff_opt, std::cout, std::cerr);
-    if (*replay) return qpcheck::cli::run_replay(replay_opt, std::cout, std::cerr);
+    if (chosen("verify")) return qpcheck::cli::run_verify(c.verify, std::cout, std::cerr);
+    if (chosen("synth")) return qpcheck::cli::run_synth(c.synth, std::cout, std::cerr);
+    if (chosen("gate")) return qpcheck::cli::run_gate(c.gate, std::cout, std::cerr);
+    if (chosen("show")) return qpcheck::cli::run_show(c.show, std::cout, std::cerr);
+    if (chosen("diff")) return qpcheck::cli::run_diff(c.diff, std::cout, std::cerr);
+    if (chosen("replay")) return qpcheck::cli::run_replay(c.replay, std::cout, std::cerr);
   } catch (const std::bad_alloc&) {
     std::cerr << "qpcheck: internal error: out of memory (use --max-memory to bound the search)\n";
   } catch (const std::exception& e) {

@@ -28,11 +28,11 @@ bool same_file(const std::string& a, const std::string& b) {
          sa.st_ino == sb.st_ino;
 }
 
-std::vector<std::string> spec_files(const std::string& spec, const std::vector<std::string>& lib_dirs) {
+std::vector<std::string> spec_files(const std::string& spec, const lang::SearchPath& search) {
   lang::SourceManager sources;
   lang::Ast ast;
   try {
-    lang::load_program(sources, ast, spec, lib_dirs);
+    lang::load_program(sources, ast, spec, search);
   } catch (const std::exception&) {
     // Reported by the run itself; what was loaded before the error still counts.
   }
@@ -42,10 +42,10 @@ std::vector<std::string> spec_files(const std::string& spec, const std::vector<s
 }
 
 std::vector<std::pair<std::string, std::string>> spec_inputs(const std::vector<std::string>& specs,
-                                                             const std::vector<std::string>& lib_dirs) {
+                                                             const lang::SearchPath& search) {
   std::vector<std::pair<std::string, std::string>> inputs;
   for (const std::string& spec : specs) {
-    std::vector<std::string> files = spec_files(spec, lib_dirs);
+    std::vector<std::string> files = spec_files(spec, search);
     for (size_t i = 0; i < files.size(); ++i) inputs.emplace_back(i == 0 ? "spec" : "imported file", files[i]);
   }
   return inputs;

@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "checker/lang/search_path.h"
+
 namespace qpcheck::cli {
 
 // `outputs`: (option, path) pairs; an empty path is "not requested" and is skipped; "-" is stdout when
@@ -21,12 +23,12 @@ std::string output_path_conflict(const std::vector<std::pair<std::string, std::s
 bool same_file(const std::string& a, const std::string& b);
 
 // The files a spec reads: `spec` and every file it imports, transitively (as lang::load_program finds them with
-// `lib_dirs`). A spec that cannot be read or parsed yields what was found before the error (at least `spec`): the
+// `search`, the import search path after the spec's folder). A spec that cannot be read or parsed yields what was found before the error (at least `spec`): the
 // run reports that error later, in its place.
-std::vector<std::string> spec_files(const std::string& spec, const std::vector<std::string>& lib_dirs);
+std::vector<std::string> spec_files(const std::string& spec, const lang::SearchPath& search);
 
 // `(what, path)` input pairs for output_path_conflict: each spec as "spec", each imported file as "imported file".
 std::vector<std::pair<std::string, std::string>> spec_inputs(const std::vector<std::string>& specs,
-                                                             const std::vector<std::string>& lib_dirs);
+                                                             const lang::SearchPath& search);
 
 }  // namespace qpcheck::cli

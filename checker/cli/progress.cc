@@ -24,6 +24,16 @@ std::function<void(const explore::Stats&)> progress_printer() {
   };
 }
 
+bool progress_enabled() { return isatty(STDERR_FILENO) != 0; }
+
+void progress_line(const std::string& line) {
+  if (!progress_enabled()) return;
+  std::string text = "\r\033[K" + line;
+  std::fputs(text.c_str(), stderr);
+  std::fflush(stderr);
+  printed = true;
+}
+
 void clear_progress() {
   if (!printed) return;
   std::fputs("\r\033[K", stderr);

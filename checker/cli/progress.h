@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 
 #include "checker/explore/explorer.h"
 
@@ -14,5 +15,10 @@ std::function<void(const explore::Stats&)> progress_printer();
 
 // Erases the progress line if one was printed (call before printing the report).
 void clear_progress();
+
+// A progress printer for the other engines (Z3, synthesis): `line` rewrites the terminal's progress line, or does
+// nothing when stderr is not a terminal. enabled() says which, so that callers build lines only when shown.
+bool progress_enabled();
+void progress_line(const std::string& line);
 
 }  // namespace qpcheck::cli

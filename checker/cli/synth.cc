@@ -1,5 +1,6 @@
 #include "checker/cli/synth.h"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <ostream>
@@ -10,6 +11,7 @@
 
 #include "checker/cli/exit_codes.h"
 #include "checker/cli/format_option.h"
+#include "checker/cli/progress.h"
 #include "checker/cli/verify_symbolic.h"
 #include "checker/symbolic/family.h"
 #include "checker/symbolic/synth.h"
@@ -34,26 +36,101 @@ void setup_synth(CLI::App& app, SynthOptions& opt) {
   app.add_flag("--no-deadlock", opt.no_deadlock, "do not check deadlocks");
   app.add_option("--format", opt.format, "report format on stdout: text or json")
       ->transform(format_names());
+  app.add_option("--property", opt.properties,
+                 "synthesise only this property (repeatable; default: every property the spec checks)");
+  app.add_flag("--counterexamples", opt.counterexamples,
+               "print every step of each failing region's counterexample (default: its last step and the verify "
+               "command that shows it)");
 }
 
 namespace {
 
-std::string values_text(const symbolic::Family& fam, const std::vector<int>& members) {
-  // One parameter: "rnr_retry=0,1,2"; several: "(a=1 b=true), (a=2 b=true)".
-  std::string out;
-  if (fam.params.size() == 1) {
-    out = fam.params[0].name + "=";
-    for (size_t i = 0; i < members.size(); ++i) out += (i ? "," : "") + fam.params[0].values[members[i]];
-    return out;
-  }
-  for (size_t i = 0; i < members.size(); ++i) {
-    out += i ? ", (" : "(";
-    for (size_t p = 0; p < fam.params.size(); ++p) {
-      out += fmt::format("{}{}={}", p ? " " : "", fam.params[p].name, fam.params[p].values[members[i]]);
+// Values in their domain's order, runs of consecutive integers written LO..HI: "0..3,5", "IB,IWARP".
+std::string compact(const std::vector<std::string>& values, const std::vector<std::string>& domain) {
+  std::vector<std::string> ordered;
+  for (const std::string& d : domain) {
+    if (std::find(values.begin(), values.end(), d) != values.end() &&
+        std::find(ordered.begin(), ordered.end(), d) == ordered.end()) {
+      ordered.push_back(d);
     }
-    out += ")";
+  }
+  auto number = [](const std::string& v, int64_t* n) {
+    size_t pos = 0;
+    try {
+      *n = std::stoll(v, &pos);
+    } catch (...) {
+      return false;
+    }
+    return pos == v.size();
+  };
+  std::string out;
+  for (size_t i = 0; i < ordered.size();) {
+    int64_t a = 0, b = 0;
+    size_t j = i;
+    if (number(ordered[i], &a)) {
+      while (j + 1 < ordered.size() && number(ordered[j + 1], &b) && b == a + static_cast<int64_t>(j + 1 - i)) ++j;
+    }
+    out += (out.empty() ? "" : ",") + (j >= i + 2 ? ordered[i] + ".." + ordered[j]
+                                                 : j == i + 1 ? ordered[i] + "," + ordered[j] : ordered[i]);
+    i = j + 1;
   }
   return out;
+}
+
+// The distinct values of parameter p, in the order the family enumerates them.
+std::vector<std::string> domain_of(const symbolic::Family& fam, size_t p) {
+  std::vector<std::string> out;
+  for (const std::string& v : fam.params[p].values) {
+    if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+  }
+  return out;
+}
+
+std::string values_text(const symbolic::Family& fam, const std::vector<int>& members) {
+  // One parameter: "rnr_retry=0..2,5". Several: the product when the members are one ("a=IB,IWARP b=0..6"),
+  // else grouped by the first parameter ("a=IB: b=0..6; a=IWARP: b=0,1").
+  if (members.empty()) return "-";
+  size_t np = fam.params.size();
+  auto values_of = [&](size_t p, const std::vector<int>& ms) {
+    std::vector<std::string> v;
+    for (int m : ms) v.push_back(fam.params[p].values[m]);
+    return v;
+  };
+  if (np == 1) return fam.params[0].name + "=" + compact(values_of(0, members), domain_of(fam, 0));
+  size_t product = 1;
+  std::string joint;
+  for (size_t p = 0; p < np; ++p) {
+    std::vector<std::string> v = values_of(p, members);
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    product *= v.size();
+    joint += fmt::format("{}{}={}", p ? " " : "", fam.params[p].name, compact(v, domain_of(fam, p)));
+  }
+  if (product == members.size()) return joint;
+  std::string out;
+  for (const std::string& first : domain_of(fam, 0)) {
+    std::vector<int> group;
+    for (int m : members) {
+      if (fam.params[0].values[m] == first) group.push_back(m);
+    }
+    if (group.empty()) continue;
+    out += fmt::format("{}{}={}:", out.empty() ? "" : "; ", fam.params[0].name, first);
+    for (size_t p = 1; p < np; ++p) {
+      out += fmt::format(" {}={}", fam.params[p].name, compact(values_of(p, group), domain_of(fam, p)));
+    }
+  }
+  return out;
+}
+
+// A command that shows the counterexample of one value in full.
+std::string verify_command(const SynthOptions& opt, const symbolic::Family& fam, int member) {
+  std::string cmd = "qpcheck verify " + opt.file;
+  for (const std::string& p : opt.params) {
+    size_t eq = p.find('=');
+    if (eq != std::string::npos && !symbolic::is_symbolic_value(p.substr(eq + 1))) cmd += " --param " + p;
+  }
+  for (const symbolic::SymbolicParam& p : fam.params) cmd += fmt::format(" --param {}={}", p.name, p.values[member]);
+  return cmd;
 }
 
 const char* verdict_name(symbolic::Region::Verdict v) {
@@ -81,13 +158,26 @@ int run_synth(const SynthOptions& opt, std::ostream& out, std::ostream& err) {
   so.engine.smt_rlimit = opt.smt_rlimit;
   so.engine.check_deadlock = !opt.no_deadlock;
   so.explicit_max_states = opt.max_states;
+  so.only = opt.properties;
+  if (progress_enabled()) {
+    so.progress = [](const symbolic::SynthProgress& p) {
+      std::string where = p.phase == "explicit"
+                              ? fmt::format("explicit search of {}: {} states", p.value, p.states)
+                              : fmt::format("depth {}/{}", p.depth, p.max_depth);
+      progress_line(fmt::format("synth: property {}/{} {}: {}, {} of {} values undecided, {:.0f} s",
+                                p.property_index, p.properties, p.property, where, p.undecided, p.members,
+                                p.seconds));
+    };
+  }
   auto start = std::chrono::steady_clock::now();
   std::vector<symbolic::PropertyResult> results;
   try {
     results = symbolic::synthesize(spec->family, so);
   } catch (...) {
+    clear_progress();
     return symbolic_failure(err);
   }
+  clear_progress();
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   bool any_fail = false, any_open = false;
@@ -113,6 +203,27 @@ int run_synth(const SynthOptions& opt, std::ostream& out, std::ostream& err) {
   text += fmt::format("{}: parameter synthesis over {} ({} combinations), depth {}\n", opt.file, domain,
                       spec->family.members.size(), opt.depth);
   j["properties"] = nlohmann::json::array();
+  // The closing summary: one row per property, the values for which it fails, holds or stays open (Markdown).
+  std::string summary = "| property | fails for | holds for | open for | how |\n|---|---|---|---|---|\n";
+  for (const symbolic::PropertyResult& pr : results) {
+    std::vector<int> fails, holds, open;
+    std::vector<std::string> hows;
+    for (const symbolic::Region& reg : pr.regions) {
+      std::vector<int>& into = reg.verdict == symbolic::Region::Verdict::kFails   ? fails
+                               : reg.verdict == symbolic::Region::Verdict::kHolds ? holds
+                                                                                  : open;
+      into.insert(into.end(), reg.members.begin(), reg.members.end());
+      std::string how = reg.verdict == symbolic::Region::Verdict::kFails
+                            ? fmt::format("{}: {}", values_text(spec->family, reg.members), reg.how)
+                            : reg.how;
+      if (std::find(hows.begin(), hows.end(), how) == hows.end()) hows.push_back(how);
+    }
+    for (std::vector<int>* v : {&fails, &holds, &open}) std::sort(v->begin(), v->end());
+    std::string how;
+    for (const std::string& h : hows) how += (how.empty() ? "" : "; ") + h;
+    summary += fmt::format("| `{}` | {} | {} | {} | {} |\n", pr.property, values_text(spec->family, fails),
+                           values_text(spec->family, holds), values_text(spec->family, open), how);
+  }
   for (const symbolic::PropertyResult& pr : results) {
     text += fmt::format("\nproperty {}:\n", pr.property);
     nlohmann::json jp = {{"property", pr.property}, {"regions", nlohmann::json::array()}};
@@ -137,14 +248,24 @@ int run_synth(const SynthOptions& opt, std::ostream& out, std::ostream& err) {
           trace::Trace t = trace::build_trace(*spec->systems.at(reg.counterexample_member), reg.counterexample,
                                               opt.file, "bmc");
           text += reg.members.size() == 1
-                      ? fmt::format("  FAILS for {} ({}):\n", values, reg.how)
-                      : fmt::format("  FAILS for {} ({}); the same run violates it for each of these values, shown "
-                                    "for {}:\n", values, reg.how, values_text(spec->family, {reg.counterexample_member}));
-          for (const trace::Step& s : t.steps) {
-            text += fmt::format("    {:>3}. {:<28} {}:{}: {}\n", s.index, s.actor, s.source.file, s.source.line,
-                                s.source.text);
+                      ? fmt::format("  FAILS for {} ({})\n", values, reg.how)
+                      : fmt::format("  FAILS for {} ({}); one run violates it for each of these values\n", values,
+                                    reg.how);
+          if (opt.counterexamples) {
+            text += fmt::format("    shown for {}:\n", values_text(spec->family, {reg.counterexample_member}));
+            for (const trace::Step& s : t.steps) {
+              text += fmt::format("    {:>3}. {:<28} {}:{}: {}\n", s.index, s.actor, s.source.file, s.source.line,
+                                  s.source.text);
+            }
+          } else if (!t.steps.empty()) {
+            const trace::Step& last = t.steps.back();
+            text += fmt::format("    last of {} steps: {} {}:{}: {}\n", t.steps.size(), last.actor, last.source.file,
+                                last.source.line, last.source.text);
           }
-          text += fmt::format("         ** {}\n", t.message);
+          text += fmt::format("    ** {}\n", t.message);
+          if (!opt.counterexamples) {
+            text += fmt::format("    every step: {}\n", verify_command(opt, spec->family, reg.counterexample_member));
+          }
           jr["counterexample"] = trace::to_json(t);
           break;
         }
@@ -153,7 +274,8 @@ int run_synth(const SynthOptions& opt, std::ostream& out, std::ostream& err) {
     }
     j["properties"].push_back(jp);
   }
-  text += fmt::format("\nsynthesis: {:.2f} s, depth {}\n", seconds, opt.depth);
+  text += fmt::format("\nsummary ({} values, depth {}, {:.2f} s):\n\n{}", spec->family.members.size(), opt.depth,
+                      seconds, summary);
   if (opt.format == Format::kJson) out << trace::dump_json(j);
   else out << text;
   out.flush();

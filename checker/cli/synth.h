@@ -24,6 +24,8 @@ struct SynthOptions {
   std::vector<std::string> lib_dirs;
   bool no_deadlock = false;
   Format format = Format::kText;
+  std::vector<std::string> properties;  // --property: only these (empty: the spec's choice, else all)
+  bool counterexamples = false;         // text: every step of each failing region's counterexample
 };
 
 void setup_synth(CLI::App& app, SynthOptions& opt);

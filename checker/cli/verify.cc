@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -19,7 +20,10 @@
 #include "checker/cli/output_paths.h"
 #include "checker/cli/verify_symbolic.h"
 #include "checker/cli/progress.h"
+#include "checker/cli/properties.h"
+#include "checker/gate/property_runs.h"
 #include "checker/lang/matrix.h"
+#include "checker/lang/properties.h"
 #include "checker/lang/parser.h"
 #include "checker/lang/typecheck.h"
 #include "checker/model/transition_system.h"
@@ -104,6 +108,12 @@ void setup_verify(CLI::App& app, VerifyOptions& opt) {
   setup_verify_symbolic(app, opt);
   app.add_flag("--witness", opt.witness,
                "when every property holds, include a shortest run to a terminal valid end (for qpcheck replay)");
+  app.add_option("--property", opt.properties,
+                 "check only this property (an invariant, a fail/assert property, deadlock or runtime_error; "
+                 "repeatable); the others are not reported and their failing steps end a path");
+  app.add_flag("--all-violations", opt.all_violations,
+               "explore every reachable state and report every violated property, each with its own shortest "
+               "counterexample (as qpcheck gate does), instead of stopping at the first violation");
   app.add_option("--names", opt.names,
                  "names in the text report: user (libibverbs/librdmacm, default) or kernel (ib_post_recv, IB_WC_*); "
                  "the JSON report keeps the user-space names (replayable)")
@@ -124,6 +134,14 @@ std::string option_conflict(const VerifyOptions& opt) {
     }
     return "";
   };
+  if (opt.all_violations) {
+    std::string o = first_given({"--strategy", "--threads", "--storage", "--bitstate-bits", "--hashes", "--por",
+                                 "--witness", "--engine"});
+    if (!o.empty()) {
+      return fmt::format("{} cannot be combined with --all-violations (one breadth-first reachability run with "
+                         "exact storage, then one per violated property)", o);
+    }
+  }
   if (opt.engine != Engine::kExplicit) {
     std::string o = first_given({"--strategy", "--threads", "--storage", "--bitstate-bits", "--hashes", "--por",
                                  "--max-states", "--max-depth", "--max-memory", "--time-limit", "--witness"});
@@ -151,20 +169,6 @@ uint64_t default_memory_limit() {
   long page = sysconf(_SC_PAGESIZE);
   if (pages <= 0 || page <= 0) return 0;
   return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) / 4 * 3;
-}
-
-std::vector<std::string> default_lib_dirs() {
-  namespace fs = std::filesystem;
-  std::vector<std::string> dirs;
-  std::error_code ec;
-  if (fs::is_directory("spec", ec)) dirs.push_back("spec");
-  // The library shipped with the binary: its Bazel runfiles (bazel-bin/checker/cli/qpcheck.runfiles/qpcheck/spec).
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    fs::path runfiles = fs::path(exe.string() + ".runfiles") / "qpcheck" / "spec";
-    if (fs::is_directory(runfiles, ec)) dirs.push_back(runfiles.string());
-  }
-  return dirs;
 }
 
 uint64_t parse_bytes(const std::string& text) {
@@ -247,13 +251,11 @@ int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
     err << "qpcheck: error: " << e.what() << "\n";
     return code(ExitCode::kUsage);
   }
-  std::vector<std::string> lib_dirs = opt.lib_dirs;
-  for (const std::string& dir : default_lib_dirs()) lib_dirs.push_back(dir);
   eo.interrupt = &install_interrupt_handlers();
 
   lang::Compiled compiled;
   try {
-    lang::Program program = lang::load_program(sources, ast, opt.file, lib_dirs);
+    lang::Program program = lang::load_program(sources, ast, opt.file, lang::default_search_path(opt.lib_dirs));
     compiled = lang::typecheck(program, sources, overrides);
     lang::resolve_matrix(program, sources, *compiled.model, true);  // diagnostics only; `qpcheck gate` runs it
   } catch (const lang::SpecError& e) {
@@ -264,6 +266,14 @@ int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
     return code(ExitCode::kUsage);
   }
   for (const lang::Diagnostic& w : compiled.warnings) err << lang::format_diagnostic(sources, w);
+  lang::PropertyPlan plan;
+  try {
+    plan = lang::plan_properties(*compiled.model, opt.properties, !opt.no_deadlock);
+  } catch (const lang::UsageError& e) {
+    err << "qpcheck: error: " << e.what() << "\n";
+    return code(ExitCode::kUsage);
+  }
+  eo.check_deadlock = plan.deadlock;
 
   // No output may name a file the spec reads (an imported library, a hard link to the spec).
   std::vector<std::pair<std::string, std::string>> inputs{{"spec", opt.file}};
@@ -283,23 +293,45 @@ int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
     }
   }
 
-  model::BuildLimits build;
-  if (eo.limits.max_memory_bytes) build.max_bytes = std::min(build.max_bytes, eo.limits.max_memory_bytes / 4);
+  model::BuildLimits build = gate::build_limits(eo.limits, eo.interrupt);
   if (opt.time_limit > 0) {
     build.deadline = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                  std::chrono::duration<double>(opt.time_limit));
   }
-  build.interrupt = eo.interrupt;
-  model::ModelSystem system(*compiled.model, build);
+  // The whole model's system when every property is checked (a restricted run builds its own from a cut-down model).
+  std::optional<model::ModelSystem> system;
+  if (plan.everything && !opt.all_violations) system.emplace(*compiled.model, build);
   if (opt.time_limit > 0) {
     // What the front end and the build left of the limit (a search with no time left stops at once).
     double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     eo.limits.time_limit_seconds = std::max(1e-9, opt.time_limit - spent);
   }
   eo.progress = progress_printer();
-  explore::Result result = explore::explore(system, eo);
-  clear_progress();
-  trace::Trace t = trace::build_trace(system, result, opt.file, opt.strategy == explore::Strategy::kBfs ? "bfs" : "dfs");
+  if (opt.all_violations) {
+    return report_all_violations(*compiled.model, plan, opt.file, eo, opt.format == Format::kJson, out, err,
+                                 trace_file.is_open() ? &trace_file : nullptr, opt.trace_out, opt.names);
+  }
+  const char* strategy = opt.strategy == explore::Strategy::kBfs ? "bfs" : "dfs";
+  explore::Result result;
+  trace::Trace t;
+  if (system) {
+    result = explore::explore(*system, eo);
+    clear_progress();
+    t = trace::build_trace(*system, result, opt.file, strategy);
+  } else {
+    // Some properties are left out (--property, the spec's `check`, --no-deadlock): the gate's restricted run.
+    gate::RestrictedRun r =
+        gate::run_restricted(*compiled.model, plan.checked_names(), eo, opt.file, strategy, build);
+    clear_progress();
+    result = std::move(r.result);
+    if (r.trace) {
+      t = std::move(*r.trace);
+    } else {
+      model::ModelSystem whole(*compiled.model, build);
+      t = trace::build_trace(whole, result, opt.file, strategy);
+    }
+  }
+  gate::note_properties(t, plan, sources);
 
   // The report goes to stdout first: a trace file that cannot be written never loses the result.
   const bool partial = opt.storage != explore::Storage::kExact;

@@ -39,6 +39,8 @@ struct VerifyOptions {
   double smt_timeout = 0;               // bmc/kind: seconds per solver call; 0 = none
   uint64_t smt_rlimit = 0;              // bmc/kind: Z3 resource limit per solver call (deterministic); 0 = none
   bool witness = false;                 // when every property holds, report a schedule to a terminal valid end
+  std::vector<std::string> properties;  // --property: check only these (repeatable; empty: the spec's choice)
+  bool all_violations = false;          // every violated property with its own shortest counterexample
   trace::Names names = trace::Names::kUser;  // text output: user-space (libibverbs) or kernel (ib_*) names
   std::vector<std::string> given;       // long names of the options given ("--depth"), filled by setup_verify's
                                         // parse callback: an option the chosen engine or storage ignores is refused
@@ -66,10 +68,6 @@ int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err);
 // Without --max-memory the visited set may use 3/4 of physical memory: the search ends as inconclusive, with its
 // statistics, before the kernel's OOM killer could end the process and lose the result. 0 if unknown.
 uint64_t default_memory_limit();
-
-// Folders searched by import after --lib-dir: ./spec when it exists, then the spec/ folder shipped in the binary's
-// Bazel runfiles.
-std::vector<std::string> default_lib_dirs();
 
 // Parses a byte size with an optional K/M/G suffix (binary units). Throws CLI::ValidationError-free
 // std::invalid_argument naming the value.

@@ -12,6 +12,9 @@
 #include "checker/cli/exit_codes.h"
 #include "checker/cli/output_paths.h"
 #include "checker/cli/format_option.h"
+#include "checker/cli/progress.h"
+#include "checker/gate/property_runs.h"
+#include "checker/lang/properties.h"
 #include "checker/symbolic/family.h"
 #include "checker/trace/build.h"
 #include "checker/trace/render.h"
@@ -94,11 +97,9 @@ std::unique_ptr<symbolic::LoadedSpec> load_for_symbolic(const std::string& file,
     rc = code(ExitCode::kUsage);
     return nullptr;
   }
-  std::vector<std::string> lib_dirs = extra_lib_dirs;
-  for (const std::string& dir : default_lib_dirs()) lib_dirs.push_back(dir);
   auto spec = std::make_unique<symbolic::LoadedSpec>();
   try {
-    symbolic::load_spec_into(*spec, file, lib_dirs, fixed, sets);
+    symbolic::load_spec_into(*spec, file, lang::default_search_path(extra_lib_dirs), fixed, sets);
   } catch (const lang::SpecError& e) {
     for (const lang::Diagnostic& d : e.diagnostics()) err << lang::format_diagnostic(spec->sources, d);
     rc = code(ExitCode::kInvalidSpec);
@@ -159,6 +160,13 @@ int run_verify_symbolic(const VerifyOptions& opt, std::ostream& out, std::ostrea
   lang::ParamOverrides fixed;
   std::vector<std::pair<std::string, std::string>> sets;
   split_params(opt.params, fixed, sets, err);
+  lang::PropertyPlan plan;
+  try {
+    plan = lang::plan_properties(*spec->compiled.at(0).model, opt.properties, !opt.no_deadlock);
+  } catch (const lang::UsageError& e) {
+    err << "qpcheck: error: " << e.what() << "\n";
+    return code(ExitCode::kUsage);
+  }
 
   // As for the explicit engine: no output on a file the spec reads, and the file replaced only once complete.
   std::vector<std::pair<std::string, std::string>> inputs{{"spec", opt.file}};
@@ -180,16 +188,25 @@ int run_verify_symbolic(const VerifyOptions& opt, std::ostream& out, std::ostrea
   so.depth = opt.depth;
   so.smt_timeout = opt.smt_timeout;
   so.smt_rlimit = opt.smt_rlimit;
-  so.check_deadlock = !opt.no_deadlock;
-  so.progress = &err;
+  so.check_deadlock = plan.deadlock;
+  if (!plan.everything) so.properties = plan.checked_names();
+  so.notices = &err;
+  if (progress_enabled()) {
+    so.progress = [](const symbolic::Progress& p) {
+      progress_line(fmt::format("{}: depth {}/{}, {:.0f} s: {}", p.engine, p.depth, p.max_depth, p.seconds, p.event));
+    };
+  }
   std::string engine = opt.engine == Engine::kBmc ? "bmc" : "kind";
   symbolic::Result r;
   try {
     r = symbolic::check(spec->family, so);
   } catch (...) {
+    clear_progress();
     return symbolic_failure(err);
   }
+  clear_progress();
   trace::Trace t = symbolic_trace(*spec, r, opt.file, engine, sets);
+  gate::note_properties(t, plan, spec->sources);
   nlohmann::json j = trace::to_json(t);
   std::string text = trace::to_text(trace::with_names(t, opt.names));
   if (r.cti && r.result.outcome == explore::Outcome::kInconclusive) {

@@ -1,6 +1,7 @@
 #include "checker/cli/verify.h"
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -164,6 +165,100 @@ TEST_CASE("exit codes by class") {
   CHECK(run(o).rc == code(ExitCode::kInvalidSpec));
 }
 
+// A folder with a small library (`lib/net.qpspec`: two invariants, a fail property, a retired property name) and a
+// spec importing it; returns the spec's path.
+std::string own_spec(const std::string& folder, const std::string& spec_text) {
+  std::string dir = tmp(folder);
+  std::filesystem::create_directories(dir + "/lib");
+  std::ofstream(dir + "/lib/net.qpspec") << "var a: 0..3;\nvar b: bool;\n"
+                                            "proc bump() { if a == 2 { fail too_many \"a third bump\"; } else { a = a + 1; } }\n"
+                                            "invariant small: a < 2;\ninvariant never_b: !b;\n"
+                                            "retired a_small \"renamed: small\";\n";
+  std::ofstream(dir + "/spec.qpspec") << spec_text;
+  return dir + "/spec.qpspec";
+}
+
+TEST_CASE("--property and --all-violations: exact verdicts, and every bad choice is exit 4 with the reason") {
+  VerifyOptions o;
+  o.file = own_spec("own_props", "import \"lib/net.qpspec\";\nprocess p { bump(); bump(); b = true; bump(); }\n");
+  o.no_deadlock = true;
+  Run first = run(o);
+  CHECK(first.rc == code(ExitCode::kViolated));
+  CHECK(first.out.find("VIOLATED: small") != std::string::npos);
+
+  o.properties = {"never_b"};
+  o.format = Format::kJson;
+  Run only = run(o);
+  CHECK(only.rc == code(ExitCode::kViolated));
+  nlohmann::json j = nlohmann::json::parse(only.out);
+  CHECK(j["violation"]["property"] == "never_b");
+  CHECK(j["steps"].size() == 3);  // small (false after the second bump) is not evaluated
+  CHECK(j["properties"]["checked"] == nlohmann::json::array({"never_b"}));
+  o.properties = {"small", "too_many"};
+  o.format = Format::kText;
+  Run two = run(o);
+  CHECK(two.rc == code(ExitCode::kViolated));
+  CHECK(two.out.find("not checked (not selected by --property): never_b, runtime_error") != std::string::npos);
+  CHECK(two.out.find("properties checked: small, too_many") != std::string::npos);
+
+  o.properties = {"nosuch"};
+  Run unknown = run(o);
+  CHECK(unknown.rc == code(ExitCode::kUsage));
+  CHECK(unknown.err.find("--property nosuch: unknown property (the spec's properties: small, never_b, too_many") !=
+        std::string::npos);
+  o.properties = {"a_small"};
+  Run retired = run(o);
+  CHECK(retired.rc == code(ExitCode::kUsage));
+  CHECK(retired.err == "qpcheck: error: --property a_small: 'a_small' is retired: renamed: small\n");
+  o.properties = {"deadlock"};
+  CHECK(run(o).err == "qpcheck: error: --property deadlock and --no-deadlock contradict each other\n");
+
+  o.properties = {};
+  o.all_violations = true;
+  Run all = run(o);
+  CHECK(all.rc == code(ExitCode::kViolated));
+  CHECK(all.out.find("3 of 4 checked properties violated") != std::string::npos);
+  CHECK(all.out.find("=== small ===") != std::string::npos);
+  CHECK(all.out.find("=== too_many ===") != std::string::npos);
+  CHECK(all.out.find("=== never_b ===") != std::string::npos);
+  CHECK(all.out.find("(every reachable state explored: 4 states;") != std::string::npos);
+  CHECK(all.out.find("  small          violated (2 steps)\n  never_b        violated (3 steps)\n"
+                     "  too_many       violated (4 steps)\n  runtime_error  holds\n") != std::string::npos);
+
+  // --all-violations is one breadth-first run with exact storage: the options that change that are refused.
+  VerifyOptions p;
+  CHECK(parse({o.file, "--all-violations", "--threads", "2"}, p) == "");
+  Run threads = run(p);
+  CHECK(threads.rc == code(ExitCode::kUsage));
+  CHECK(threads.err.find("--threads cannot be combined with --all-violations") != std::string::npos);
+
+  // A property the spec disables cannot be chosen on the command line.
+  VerifyOptions d;
+  d.file = own_spec("own_disabled", "import \"lib/net.qpspec\";\ndisable small \"not ours\";\n"
+                                    "process p { bump(); }\n");
+  d.properties = {"small"};
+  Run disabled = run(d);
+  CHECK(disabled.rc == code(ExitCode::kUsage));
+  CHECK(disabled.err.find("--property small: the spec disables it (") != std::string::npos);
+  CHECK(disabled.err.find("spec.qpspec:2:") != std::string::npos);
+  d.properties = {};
+  Run holds = run(d);
+  CHECK(holds.rc == code(ExitCode::kHolds));
+  CHECK(holds.out.find("not checked (disabled at ") != std::string::npos);
+
+  // Retired names in the spec's own declarations are spec errors (exit 3) naming file:line:col.
+  for (const char* decl : {"disable a_small;", "check a_small;", "expect a_small: violated;"}) {
+    VerifyOptions r;
+    r.file = own_spec("own_retired", std::string("import \"lib/net.qpspec\";\n") + decl + "\nprocess p { bump(); }\n");
+    Run bad = run(r);
+    INFO(decl, "\n", bad.err);
+    CHECK(bad.rc == code(ExitCode::kInvalidSpec));
+    CHECK(bad.err.find("spec.qpspec:2:") != std::string::npos);
+    CHECK(bad.err.find("'a_small' is retired (at ") != std::string::npos);
+    CHECK(bad.err.find("renamed: small") != std::string::npos);
+  }
+}
+
 TEST_CASE("a spec file over 16 MiB is refused whole; one of exactly 16 MiB is read to its end") {
   // The reader grows its buffer chunk by chunk: the limit must still cut at 16 MiB + 1, not at a chunk boundary.
   const std::string body = "param N: 0..1 = 0;\nvar x: 0..1 = 0;\nprocess p { l: when x == 0 { x = 1; } }\n";
@@ -246,6 +341,13 @@ TEST_CASE("--names kernel: the text report in the kernel's names, the JSON repor
   }
   CHECK(status == "IBV_WC_RNR_RETRY_EXC_ERR");
   CHECK(j.dump().find("IB_WC_") == std::string::npos);
+  // --all-violations: each counterexample in the kernel's names too.
+  v.trace_out = "";
+  v.all_violations = true;
+  std::ostringstream all_out, all_err;
+  CHECK(run_verify(v, all_out, all_err) == 1);
+  CHECK(all_out.str().find("> ib_post_recv = post_recv(PASSIVE, 2)") != std::string::npos);
+  CHECK(all_out.str().find("ibv_") == std::string::npos);
 }
 
 }  // namespace

@@ -11,305 +11,27 @@
 #include "checker/lang/matrix.h"
 #include "checker/lang/parser.h"
 #include "checker/lang/typecheck.h"
-#include "checker/model/eval.h"
-#include "checker/model/transition_system.h"
 #include "checker/trace/build.h"
 
 namespace qpcheck::gate {
 
-const char* status_name(Status s) {
-  switch (s) {
-    case Status::kAsExpected: return "as-expected";
-    case Status::kNewViolation: return "new-violation";
-    case Status::kNoLongerViolated: return "no-longer-violated";
-    case Status::kInconclusive: return "inconclusive";
-  }
-  return "?";
-}
-
-Status PropertyResult::status() const {
-  if (actual == "violated") return expected_violated ? Status::kAsExpected : Status::kNewViolation;
-  if (actual == "holds") return expected_violated ? Status::kNoLongerViolated : Status::kAsExpected;
-  return Status::kInconclusive;
-}
-
 namespace {
-
-std::string trim(std::string_view s) {
-  size_t b = s.find_first_not_of(" \t");
-  size_t e = s.find_last_not_of(" \t\r");
-  return b == std::string_view::npos ? std::string() : std::string(s.substr(b, e - b + 1));
-}
-
-trace::SourceRef source_ref(const lang::SourceManager& sources, const lang::Span& span) {
-  trace::SourceRef r;
-  if (span.file < 0) return r;
-  r.file = sources.file(span.file).path;
-  auto [line, col] = sources.line_col(span);
-  r.line = line;
-  r.col = col;
-  r.text = trim(sources.line_text(span));
-  return r;
-}
-
-// An invariant `forall x in T: ... A => B` is vacuous when A is false for every binding in every reachable state.
-struct Antecedent {
-  const model::Expr* expr = nullptr;          // nullptr: the invariant is not an implication (never vacuous)
-  std::vector<const model::Expr*> binders;    // enclosing foralls, outermost first
-  bool triggered = false;
-};
-
-Antecedent antecedent_of(const model::Invariant& inv) {
-  Antecedent a;
-  const model::Expr* e = inv.expr;
-  uint64_t bindings = 1;
-  while (e->op == model::Op::kForall) {
-    a.binders.push_back(e);
-    bindings *= static_cast<uint64_t>(e->count);
-    if (bindings > 65536) return Antecedent{};
-    e = e->a;
-  }
-  if (e->op == model::Op::kImplies) a.expr = e->a;
-  return a;
-}
-
-// The reachability run: explores every reachable state with no property stopping the search, and records which
-// properties are violated somewhere, which actions fire (including failing steps) and which antecedents ever hold.
-class Observer : public model::TransitionSystem, public model::SuccessorSink {
- public:
-  Observer(model::ModelSystem& sys, const model::Model& m, bool check_deadlock)
-      : sys_(sys), model_(m), machine_(m), check_deadlock_(check_deadlock) {
-    for (const model::Invariant& inv : m.invariants) antecedents_.push_back(antecedent_of(inv));
-  }
-
-  int state_words() const override { return sys_.state_words(); }
-  std::vector<std::vector<uint64_t>> initial_states() override { return sys_.initial_states(); }
-  void set_interrupt(const std::atomic<bool>* flag) override {
-    sys_.set_interrupt(flag);
-    machine_.interrupt = flag;
-  }
-  uint64_t memory_bytes() const override { return sys_.memory_bytes(); }
-  void set_deadline(std::chrono::steady_clock::time_point d) override {
-    sys_.set_deadline(d);
-    machine_.deadline = d;
-  }
-  bool valid_end(const uint64_t* state) override { return sys_.valid_end(state); }
-
-  int successors(const uint64_t* state, model::SuccessorSink& sink) override {
-    outer_ = &sink;
-    int n = sys_.successors(state, *this);
-    if (n == 0 && check_deadlock_ && !sys_.valid_end(state)) violated.insert("deadlock");
-    return n;
-  }
-  void successor(uint32_t action, const uint64_t* state) override { outer_->successor(action, state); }
-  // A failing step is recorded, not reported: the search goes on (the step itself has no successor).
-  void failure(uint32_t action, const model::Violation& v) override {
-    violated.insert(v.property);
-    failed_actions.insert(action);
-  }
-
-  std::optional<model::Violation> check_invariants(const uint64_t* state) override {
-    machine_.state = sys_.unpack(state);
-    for (size_t i = 0; i < model_.invariants.size(); ++i) {
-      const model::Invariant& inv = model_.invariants[i];
-      if (!violated.count(inv.name)) {
-        try {
-          if (!machine_.eval(inv.expr)) violated.insert(inv.name);
-        } catch (const model::StepFailure&) {
-          violated.insert(inv.name);  // cannot be evaluated: a violation of this invariant
-        }
-      }
-      Antecedent& a = antecedents_[i];
-      if (a.expr != nullptr && !a.triggered) a.triggered = any_binding(a, 0);
-    }
-    return std::nullopt;
-  }
-
-  std::set<std::string> violated;
-  std::set<uint32_t> failed_actions;
-  const std::vector<Antecedent>& antecedents() const { return antecedents_; }
-
- private:
-  bool any_binding(const Antecedent& a, size_t k) {
-    if (k == a.binders.size()) {
-      try {
-        return machine_.eval(a.expr) != 0;
-      } catch (const model::StepFailure&) {
-        return true;  // evaluated to an error: not vacuous
-      }
-    }
-    const model::Expr* q = a.binders[k];
-    for (int64_t v = q->lo; v < q->lo + q->count; ++v) {
-      machine_.bind(static_cast<int>(q->value), v);
-      if (any_binding(a, k + 1)) return true;
-    }
-    return false;
-  }
-
-  model::ModelSystem& sys_;
-  const model::Model& model_;
-  model::Machine machine_;
-  bool check_deadlock_;
-  model::SuccessorSink* outer_ = nullptr;
-  std::vector<Antecedent> antecedents_;
-};
-
-// One property's run: the model's invariants are already cut down to that property's (or none); failing steps of
-// other properties are dropped (a failing step has no successor in any case).
-class OnlyProperty : public model::TransitionSystem, public model::SuccessorSink {
- public:
-  OnlyProperty(model::ModelSystem& sys, std::string property) : sys_(sys), property_(std::move(property)) {}
-  int state_words() const override { return sys_.state_words(); }
-  std::vector<std::vector<uint64_t>> initial_states() override { return sys_.initial_states(); }
-  void set_deadline(std::chrono::steady_clock::time_point d) override { sys_.set_deadline(d); }
-  void set_interrupt(const std::atomic<bool>* flag) override { sys_.set_interrupt(flag); }
-  uint64_t memory_bytes() const override { return sys_.memory_bytes(); }
-  bool valid_end(const uint64_t* state) override { return sys_.valid_end(state); }
-  std::optional<model::Violation> check_invariants(const uint64_t* state) override {
-    return sys_.check_invariants(state);
-  }
-  int successors(const uint64_t* state, model::SuccessorSink& sink) override {
-    outer_ = &sink;
-    return sys_.successors(state, *this);
-  }
-  void successor(uint32_t action, const uint64_t* state) override { outer_->successor(action, state); }
-  void failure(uint32_t action, const model::Violation& v) override {
-    if (v.property == property_) outer_->failure(action, v);
-  }
-
- private:
-  model::ModelSystem& sys_;
-  std::string property_;
-  model::SuccessorSink* outer_ = nullptr;
-};
-
-// Properties a statement list can fail with (through procedure calls too).
-void failable(const std::vector<const model::Stmt*>& body, std::set<std::string>& out,
-              std::set<const model::Proc*>& seen) {
-  for (const model::Stmt* s : body) {
-    if (s->op == model::SOp::kFail || s->op == model::SOp::kAssert) out.insert(s->property);
-    failable(s->body, out, seen);
-    failable(s->else_body, out, seen);
-    if (s->op == model::SOp::kCall && s->proc != nullptr && seen.insert(s->proc).second) {
-      failable(s->proc->body, out, seen);
-    }
-  }
-}
-
-// The specialiser's bounds for every system a configuration builds: a quarter of the memory limit, and none at all
-// once interrupted (the searches then stop at once).
-model::BuildLimits build_limits(const Options& opt) {
-  model::BuildLimits b;
-  if (opt.limits.max_memory_bytes) b.max_bytes = std::min(b.max_bytes, opt.limits.max_memory_bytes / 4);
-  b.interrupt = opt.interrupt;
-  return b;
-}
 
 void check_config(const std::string& path, lang::Compiled& compiled, const lang::Matrix& mx, size_t ci,
                   const Options& opt, ConfigResult& out) {
   model::Model& m = *compiled.model;
   const lang::SourceManager& sources = *m.sources;
   out.params = m.params;
-  explore::Options eo;
-  eo.strategy = explore::Strategy::kBfs;
-  eo.limits = opt.limits;
-  eo.check_deadlock = false;  // the observer decides deadlocks itself
-  eo.progress = opt.progress;
-  eo.interrupt = opt.interrupt;
-
-  model::ModelSystem reach_sys(m, build_limits(opt));
-  Observer observer(reach_sys, m, opt.check_deadlock);
-  explore::Result reach = explore::explore(observer, eo);
-  out.limit = reach.limit;
-  out.stats = trace::trace_stats(reach.stats, reach_sys.layout().bits());
-  bool exhaustive = reach.limit.empty();
-
-  // Coverage: which actions fired, grouped into statements (process steps) and rule instances.
-  model::ModelSystem describer(m, build_limits(opt));
-  std::vector<uint64_t> init = describer.initial_states().at(0);
-  uint32_t actions = describer.action_count();
-  std::vector<bool> fired(actions, false);
-  for (uint32_t a = 0; a < actions; ++a) {
-    fired[a] = (a < reach.action_fired.size() && reach.action_fired[a]) || observer.failed_actions.count(a);
-  }
-  std::set<std::string> talked_about;  // fail/assert properties some fired action can fail with
-  using Key = std::tuple<int, uint32_t, uint32_t>;
-  auto key = [](const lang::Span& s) { return Key{s.file, s.begin, s.end}; };
-  std::map<Key, const std::vector<const model::Stmt*>*> body_of;  // statement or rule span -> its body
-  for (const model::Step& st : m.steps) body_of.emplace(key(st.span), &st.body);
-  for (const model::Rule& r : m.rules) body_of.emplace(key(r.span), &r.body);
-  std::set<Key> scanned;  // bodies already searched for fail/assert properties
-  std::map<Key, size_t> statement_index;
-  std::vector<std::pair<lang::Span, bool>> statements;  // process statements: executed by any instance?
-  out.coverage.complete = exhaustive;
-  out.coverage.actions = actions;
-  for (uint32_t a = 0; a < actions; ++a) {
-    model::ActionInfo info = describer.describe(init.data(), a, nullptr);
-    if (fired[a]) {
-      ++out.coverage.actions_fired;
-      auto it = body_of.find(key(info.span));
-      if (it != body_of.end() && scanned.insert(it->first).second) {
-        std::set<const model::Proc*> seen;
-        failable(*it->second, talked_about, seen);
-      }
-    }
-    if (info.is_rule) {
-      if (!fired[a]) out.coverage.rules_never_fired.push_back(info.actor);
-      continue;
-    }
-    auto [it, fresh] = statement_index.emplace(key(info.span), statements.size());
-    if (fresh) statements.emplace_back(info.span, false);
-    if (fired[a]) statements[it->second].second = true;
-  }
-  std::sort(statements.begin(), statements.end(), [](const auto& a, const auto& b) {
-    return a.first.file != b.first.file ? a.first.file < b.first.file : a.first.begin < b.first.begin;
-  });
-  for (const auto& [span, executed] : statements) {
-    if (!executed) out.coverage.statements_never_executed.push_back(source_ref(sources, span));
-  }
-
-  for (size_t pi = 0; pi < mx.properties.size(); ++pi) {
-    const lang::PropertyInfo& info = mx.properties[pi];
-    PropertyResult pr;
-    pr.name = info.name;
-    pr.kind = info.kind;
-    pr.source = source_ref(sources, info.span);
+  PropertyCheck pc = check_properties(m, mx.properties, opt, path);
+  out.coverage = std::move(pc.coverage);
+  out.stats = pc.stats;
+  out.limit = pc.limit;
+  for (size_t pi = 0; pi < pc.properties.size(); ++pi) {
+    PropertyResult& pr = pc.properties[pi];
     pr.expected_violated = mx.expected[ci][pi].violated;
-    pr.expected_at = source_ref(sources, mx.expected[ci][pi].span);
-    bool violated = observer.violated.count(info.name) > 0;
-    pr.actual = violated ? "violated" : exhaustive ? "holds" : "inconclusive";
-    if (violated) {
-      // A shortest counterexample for this property alone.
-      std::vector<model::Invariant> all = m.invariants;
-      m.invariants.clear();
-      for (const model::Invariant& inv : all) {
-        if (inv.name == info.name) m.invariants.push_back(inv);
-      }
-      model::ModelSystem sys(m, build_limits(opt));
-      OnlyProperty only(sys, info.name);
-      explore::Options po = eo;
-      po.check_deadlock = info.name == "deadlock";
-      explore::Result r = explore::explore(only, po);
-      if (r.outcome == explore::Outcome::kViolated) pr.counterexample = trace::build_trace(sys, r, path, "bfs");
-      m.invariants = std::move(all);
-    } else if (exhaustive && opt.coverage) {
-      if (info.kind == "invariant") {
-        for (size_t k = 0; k < m.invariants.size(); ++k) {
-          const Antecedent& a = observer.antecedents()[k];
-          if (m.invariants[k].name == info.name && a.expr != nullptr && !a.triggered) {
-            pr.vacuous = true;
-            pr.vacuity = fmt::format("its antecedent '{}' is false in every reachable state",
-                                     sources.text(a.expr->span));
-          }
-        }
-      } else if (info.kind == "fail" && !talked_about.count(info.name)) {
-        pr.vacuous = true;
-        pr.vacuity = "no statement or rule that can fail with it was ever executed";
-      }
-    }
+    pr.expected_at = trace::source_ref(sources, mx.expected[ci][pi].span);
     out.properties.push_back(std::move(pr));
   }
-  if (!opt.coverage) out.coverage = Coverage{};
 }
 
 }  // namespace
@@ -327,10 +49,17 @@ SpecResult check_spec(const std::string& path, const Options& opt) {
   lang::Program program;
   lang::Matrix mx;
   try {
-    program = lang::load_program(sources, ast, path, opt.lib_dirs);
+    program = lang::load_program(sources, ast, path, opt.search_path);
     lang::Compiled base = lang::typecheck(program, sources, {});
     for (const lang::Diagnostic& w : base.warnings) res.warnings.push_back(lang::format_diagnostic(sources, w));
     mx = lang::resolve_matrix(program, sources, *base.model, opt.check_deadlock);
+    for (const lang::NotChecked& n : mx.plan.not_checked) {
+      res.not_checked.push_back(trace::PropertyNote{n.name, n.by, trace::source_ref(sources, n.at), n.reason});
+    }
+    for (const model::Override& o : base.model->overrides) {
+      res.overrides.push_back(trace::OverrideNote{o.kind, o.name, trace::source_ref(sources, o.original),
+                                                  trace::source_ref(sources, o.by)});
+    }
   } catch (const lang::SpecError& e) {
     res.error_code = 3;
     res.error = diagnostics(e);

@@ -11,51 +11,11 @@
 #include <vector>
 
 #include "checker/explore/explorer.h"
+#include "checker/gate/property_runs.h"
+#include "checker/lang/search_path.h"
 #include "checker/trace/trace.h"
 
 namespace qpcheck::gate {
-
-struct Options {
-  explore::Limits limits;                    // per exploration (one reachability run + one per violated property)
-  bool check_deadlock = true;
-  bool coverage = true;                      // actions/statements never executed, vacuous properties
-  std::vector<std::string> lib_dirs;         // import search path (after the importing file's folder)
-  std::function<void(const explore::Stats&)> progress;  // explore::Options::progress of every run
-  // explore::Options::interrupt of every run: once set, each remaining search stops at once (limit "interrupted"),
-  // so every configuration still gets a result, inconclusive where nothing was decided.
-  const std::atomic<bool>* interrupt = nullptr;
-};
-
-// How an outcome compares with its expectation.
-enum class Status {
-  kAsExpected,        // holds as expected, or violated as expected
-  kNewViolation,      // expected to hold, violated
-  kNoLongerViolated,  // expected to be violated, holds
-  kInconclusive,      // a limit ended the search before the property was decided
-};
-const char* status_name(Status s);  // "as-expected", "new-violation", "no-longer-violated", "inconclusive"
-
-struct PropertyResult {
-  std::string name;
-  std::string kind;                 // "invariant", "fail", "deadlock", "runtime_error"
-  trace::SourceRef source;          // the invariant / first fail statement; empty file for deadlock, runtime_error
-  bool expected_violated = false;
-  trace::SourceRef expected_at;     // the `expect` declaration; empty file: the default (holds)
-  std::string actual;               // "holds", "violated", "inconclusive"
-  // violated: a shortest counterexample for this property alone (BFS with the other properties ignored)
-  std::optional<trace::Trace> counterexample;
-  bool vacuous = false;             // holds, and nothing it talks about ever happens (docs/gate.md)
-  std::string vacuity;              // why, when vacuous
-  Status status() const;
-};
-
-struct Coverage {
-  bool complete = false;            // the reachability run was exhaustive (no limit hit)
-  uint64_t actions = 0;             // process statements x instances + rule instances
-  uint64_t actions_fired = 0;
-  std::vector<trace::SourceRef> statements_never_executed;  // process statements no instance ever executed
-  std::vector<std::string> rules_never_fired;               // rule instances, "rnr_nak(e=PASSIVE)"
-};
 
 struct ConfigResult {
   std::string name;                                         // "transport=IB rnr_retry=0" or "default"
@@ -73,6 +33,10 @@ struct SpecResult {
   std::string error;
   std::vector<std::string> warnings;  // formatted diagnostics
   std::vector<ConfigResult> configs;
+  // What every configuration leaves out (the spec's `disable` and `check`, --no-deadlock) and what the spec
+  // replaces (`override`), as the report's header shows them.
+  std::vector<trace::PropertyNote> not_checked;
+  std::vector<trace::OverrideNote> overrides;
 };
 
 // Checks one spec file. Never throws for a bad spec (see SpecResult::error); std::bad_alloc may escape.

@@ -15,9 +15,12 @@ struct Expr;
 struct TypeExpr;
 struct Stmt;
 
+// A name as written. `module` is the qualifier of `module::name` (docs/language.md, "Names and modules"), empty
+// for a plain name; the span covers the whole qualified name.
 struct Ident {
   std::string name;
   Span span;
+  std::string module;
 };
 
 enum class ExprKind { kInt, kBool, kName, kUnary, kBinary, kTernary, kIndex, kField, kCall, kAt, kForall, kExists };
@@ -98,6 +101,9 @@ enum class DeclKind {
   kImport, kParam, kSet, kConst, kType, kVar, kFn, kProc, kProcess, kRule, kInvariant,
   kMatrix,                            // `matrix { P in { V, ... }; ... }`: the configurations gate checks
   kExpect,                            // `expect PROPERTY: holds|violated [when P = V, ...];`
+  kDisable,                           // `disable PROPERTY, ... ["why"];`: not checked (docs/language.md, "Properties")
+  kCheck,                             // `check PROPERTY, ...;`: only these are checked
+  kRetired,                           // `retired NAME "message";`: any use of NAME is an error with the message
 };
 
 struct Decl {
@@ -116,6 +122,11 @@ struct Decl {
   TypeExpr* index_type = nullptr;     // kProcess arrays
   std::vector<ParamValues> values;    // kMatrix: one row per parameter; kExpect: the `when` selector (empty: all)
   Ident verdict;                      // kExpect: "holds" or "violated" as written (kName: the property)
+  std::vector<Ident> names;           // kDisable, kCheck: the properties named
+  std::string message;                // kRetired: the message; kDisable: the reason given, if any
+  // kProc, kRule, kType, kInvariant written `override ...`: replaces the declaration of that name in an imported
+  // file (docs/language.md, "Replacing a library declaration").
+  bool is_override = false;
 };
 
 // Arena owning all nodes of all files of one program.

@@ -41,6 +41,7 @@ const char* token_name(Tok kind) {
     case Tok::kRBracket: return "']'";
     case Tok::kSemi: return "';'";
     case Tok::kColon: return "':'";
+    case Tok::kColonColon: return "'::'";
     case Tok::kComma: return "','";
     case Tok::kDot: return "'.'";
     case Tok::kDotDot: return "'..'";
@@ -145,6 +146,7 @@ std::vector<Token> lex(const SourceManager& sources, int file) {
     Tok k;
     uint32_t len = 2;
     if (two('.', '.')) k = Tok::kDotDot;
+    else if (two(':', ':')) k = Tok::kColonColon;
     else if (two('=', '=')) k = Tok::kEq;
     else if (two('!', '=')) k = Tok::kNe;
     else if (two('<', '=')) k = Tok::kLe;

@@ -12,7 +12,7 @@ namespace qpcheck::lang {
 enum class Tok {
   kEof, kIdent, kInt, kString,
   // punctuation
-  kLBrace, kRBrace, kLParen, kRParen, kLBracket, kRBracket, kSemi, kColon, kComma, kDot, kDotDot, kAt,
+  kLBrace, kRBrace, kLParen, kRParen, kLBracket, kRBracket, kSemi, kColon, kColonColon, kComma, kDot, kDotDot, kAt,
   kQuestion, kAssign, kEq, kNe, kLt, kLe, kGt, kGe, kPlus, kMinus, kStar, kSlash, kPercent, kNot, kAnd, kOr,
   kImplies,
   // keywords

@@ -15,28 +15,13 @@ std::string join_names(const std::vector<std::string>& names) {
   return out;
 }
 
-// Every property of the compiled model, in report order.
-std::vector<PropertyInfo> properties_of(const model::Model& m, bool check_deadlock) {
-  std::vector<PropertyInfo> out;
-  std::set<std::string> seen;
-  for (const model::Invariant& inv : m.invariants) {
-    if (seen.insert(inv.name).second) out.push_back(PropertyInfo{inv.name, "invariant", inv.span});
-  }
-  for (const model::Stmt& s : m.stmts) {
-    if (s.op != model::SOp::kFail && s.op != model::SOp::kAssert) continue;
-    if (seen.insert(s.property).second) out.push_back(PropertyInfo{s.property, "fail", s.span});
-  }
-  if (check_deadlock && seen.insert("deadlock").second) out.push_back(PropertyInfo{"deadlock", "deadlock", {}});
-  if (seen.insert("runtime_error").second) out.push_back(PropertyInfo{"runtime_error", "runtime_error", {}});
-  return out;
-}
-
 }  // namespace
 
 Matrix resolve_matrix(const Program& program, const SourceManager& sources, const model::Model& base,
                       bool check_deadlock) {
   Matrix mx;
-  mx.properties = properties_of(base, check_deadlock);
+  mx.plan = plan_properties(base, {}, check_deadlock);
+  mx.properties = mx.plan.checked;
   std::vector<std::string> declared;
   for (const auto& p : base.params) declared.push_back(p.first);
 
@@ -63,38 +48,43 @@ Matrix resolve_matrix(const Program& program, const SourceManager& sources, cons
     std::vector<Span> spans;
   };
   std::vector<Row> rows;
-  auto canonical_value = [&](const Ident& param, const Ident& value) -> std::string {
+  auto written = [](const Ident& id) { return id.module.empty() ? id.name : id.module + "::" + id.name; };
+  // The param a row or selector names (as the model shows it: "max_recv", or "rdma::max_recv" when two files
+  // declare one by that name) and the value, rendered: the program is compiled with it.
+  auto resolve_value = [&](const Ident& param, const Ident& value) -> std::pair<std::string, std::string> {
     try {
-      Compiled c = typecheck(program, sources, ParamOverrides{{param.name, value.name}});
+      Compiled c = typecheck(program, sources, ParamOverrides{{written(param), value.name}});
+      const std::string& shown = c.param_targets.at(0);
       for (const auto& [name, rendered] : c.model->params) {
-        if (name == param.name) return rendered;
+        if (name == shown) return {shown, rendered};
       }
     } catch (const UsageError& e) {
-      // "--param NAME=VALUE: why" -> the why, at the value.
       std::string why = e.what();
+      if (why.rfind("unknown parameter", 0) == 0) {
+        throw SpecError(param.span, fmt::format("unknown parameter '{}' (the spec declares: {})", written(param),
+                                                declared.empty() ? "no parameters" : join_names(declared)));
+      }
+      // "--param NAME=VALUE: why" -> the why, at the value (at the name when the name is the problem).
       size_t colon = why.find(": ");
       if (colon != std::string::npos) why = why.substr(colon + 2);
-      throw SpecError(value.span, fmt::format("{} = {}: {}", param.name, value.name, why));
+      bool name_problem = why.find("is retired") != std::string::npos || why.find("is ambiguous") != std::string::npos;
+      throw SpecError(name_problem ? param.span : value.span,
+                      name_problem ? why : fmt::format("{} = {}: {}", written(param), value.name, why));
     }
-    throw SpecError(param.span, fmt::format("unknown parameter '{}'", param.name));
+    throw SpecError(param.span, fmt::format("unknown parameter '{}'", written(param)));
   };
-  auto known_param = [&](const Ident& param) {
-    for (const std::string& n : declared) {
-      if (n == param.name) return;
-    }
-    throw SpecError(param.span, fmt::format("unknown parameter '{}' (the spec declares: {})", param.name,
-                                            declared.empty() ? "no parameters" : join_names(declared)));
-  };
+  auto canonical_value = [&](const Ident& param, const Ident& value) { return resolve_value(param, value).second; };
+  auto param_name = [&](const ParamValues& pv) { return resolve_value(pv.param, pv.values.at(0)).first; };
   if (matrix != nullptr) {
     std::map<std::string, Span> row_at;
     for (const ParamValues& pv : matrix->values) {
-      known_param(pv.param);
-      if (auto it = row_at.find(pv.param.name); it != row_at.end()) {
+      std::string name = param_name(pv);
+      if (auto it = row_at.find(name); it != row_at.end()) {
         throw SpecError(pv.param.span, fmt::format("duplicate configuration: parameter '{}' is already in the "
-                                                   "matrix at {}", pv.param.name, sources.location(it->second)));
+                                                   "matrix at {}", written(pv.param), sources.location(it->second)));
       }
-      row_at[pv.param.name] = pv.param.span;
-      Row row{pv.param.name, {}, {}, {}};
+      row_at[name] = pv.param.span;
+      Row row{name, {}, {}, {}};
       for (const Ident& v : pv.values) {
         std::string c = canonical_value(pv.param, v);
         for (size_t k = 0; k < row.canonical.size(); ++k) {
@@ -108,7 +98,7 @@ Matrix resolve_matrix(const Program& program, const SourceManager& sources, cons
         row.spans.push_back(v.span);
       }
       rows.push_back(std::move(row));
-      mx.params.push_back(pv.param.name);
+      mx.params.push_back(name);
     }
   }
 
@@ -146,6 +136,21 @@ Matrix resolve_matrix(const Program& program, const SourceManager& sources, cons
       if (mx.properties[i].name == d->name.name) prop = i;
     }
     if (prop == mx.properties.size()) {
+      for (const NotChecked& n : mx.plan.not_checked) {
+        if (n.name != d->name.name) continue;
+        std::string why = n.by == "disable" ? fmt::format("the spec disables it at {}", sources.location(n.at))
+                          : n.by == "check" ? fmt::format("the spec's 'check' at {} does not name it",
+                                                          sources.location(n.at))
+                                            : "--no-deadlock is given";
+        throw SpecError(d->name.span, fmt::format("expect {}: '{}' is not checked ({})", d->name.name, d->name.name,
+                                                  why));
+      }
+      for (const model::Retired& r : base.retired) {
+        if (r.name == d->name.name) {
+          throw SpecError(d->name.span, fmt::format("'{}' is retired (at {}): {}", r.name, sources.location(r.span),
+                                                    r.message));
+        }
+      }
       throw SpecError(d->name.span, fmt::format("unknown property '{}' (the spec's properties: {})", d->name.name,
                                                 join_names(property_names)));
     }
@@ -158,17 +163,17 @@ Matrix resolve_matrix(const Program& program, const SourceManager& sources, cons
     std::vector<std::set<size_t>> allowed(rows.size());
     std::vector<bool> constrained(rows.size(), false);
     for (const ParamValues& pv : d->values) {
+      std::string name = param_name(pv);
       size_t r = rows.size();
       for (size_t k = 0; k < rows.size(); ++k) {
-        if (rows[k].param == pv.param.name) r = k;
+        if (rows[k].param == name) r = k;
       }
       if (r == rows.size()) {
-        known_param(pv.param);
         throw SpecError(pv.param.span, fmt::format("'{}' is not a matrix parameter (the matrix has: {})",
-                                                   pv.param.name, mx.params.empty() ? "none" : join_names(mx.params)));
+                                                   written(pv.param), mx.params.empty() ? "none" : join_names(mx.params)));
       }
       if (constrained[r]) {
-        throw SpecError(pv.param.span, fmt::format("'{}' appears twice in this expectation", pv.param.name));
+        throw SpecError(pv.param.span, fmt::format("'{}' appears twice in this expectation", written(pv.param)));
       }
       constrained[r] = true;
       for (const Ident& v : pv.values) {

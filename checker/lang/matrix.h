@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "checker/lang/parser.h"
+#include "checker/lang/properties.h"
 #include "checker/lang/source.h"
 #include "checker/lang/typecheck.h"
 #include "checker/model/model.h"
@@ -18,13 +19,6 @@ struct Configuration {
   ParamOverrides params;     // in matrix order; values as written in the matrix
 };
 
-// A property the spec can violate: an invariant, a fail/assert property, "deadlock" or "runtime_error".
-struct PropertyInfo {
-  std::string name;
-  std::string kind;          // "invariant", "fail", "deadlock", "runtime_error"
-  Span span;                 // the invariant, or the first fail/assert statement naming it; none for the others
-};
-
 struct Expectation {
   bool violated = false;     // expected verdict: violated, or holds
   Span span;                 // the `expect` declaration; file < 0 for the default (holds)
@@ -33,8 +27,9 @@ struct Expectation {
 struct Matrix {
   std::vector<std::string> params;              // matrix parameters, in declaration order
   std::vector<Configuration> configurations;    // the cartesian product; the first parameter varies slowest
-  std::vector<PropertyInfo> properties;         // invariants (declaration order), fail/assert properties,
-                                                // deadlock (when checked), runtime_error
+  std::vector<PropertyInfo> properties;         // the properties checked (properties.h: the spec's `check` and
+                                                // `disable` declarations, --no-deadlock), in report order
+  PropertyPlan plan;                            // which properties are checked, and why the others are not
   std::vector<std::vector<Expectation>> expected;  // [configuration][property]
 };
 
@@ -44,7 +39,8 @@ inline constexpr size_t kMaxConfigurations = 1024;
 // Checks the main file's `matrix` and `expect` declarations against `base` (the spec compiled with its own `set`
 // lines) and expands them. Every matrix value is type- and range-checked by compiling the program with it.
 // Unlisted (configuration, property) pairs are expected to hold. `check_deadlock` false leaves "deadlock" out of
-// the properties (then an `expect deadlock` is an unknown property). Throws SpecError (file:line:col): a second
+// the properties; an `expect` of a property that is not checked (disabled, not named by the spec's `check`, or
+// deadlock with --no-deadlock) is an error that says why. Throws SpecError (file:line:col): a second
 // matrix, an unknown parameter or property, a value of the wrong type or out of range, a parameter or value listed
 // twice (a duplicate configuration), a `when` that names a parameter outside the matrix or a value outside its
 // set, an unknown verdict, two expectations for the same property and configuration, more than

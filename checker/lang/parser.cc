@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -68,7 +69,14 @@ class Parser {
   Ident ident(const char* what = "a name") {
     if (!at(Tok::kIdent)) fail_expected(what);
     Token t = take();
-    return Ident{t.text, t.span};
+    return Ident{t.text, t.span, {}};
+  }
+  // NAME or MODULE::NAME (a reference to a declaration, docs/language.md "Names and modules").
+  Ident qualified_ident(const char* what = "a name") {
+    Ident id = ident(what);
+    if (!accept(Tok::kColonColon)) return id;
+    Ident name = ident(what);
+    return Ident{name.name, join(id.span, name.span), id.name};
   }
 
   // `replay OP(ARGS), OP(ARGS)`: `replay` is a contextual keyword (a name elsewhere).
@@ -100,7 +108,7 @@ class Parser {
         Token s = expect(Tok::kString, "(the file to import)");
         Decl* d = ast_.decl(DeclKind::kImport, join(start, s.span));
         d->path = s.text;
-        d->name = Ident{s.text, s.span};
+        d->name = Ident{s.text, s.span, {}};
         expect(Tok::kSemi, "import");
         return d;
       }
@@ -120,7 +128,7 @@ class Parser {
         // `set NAME = VALUE;` -- a spec's own parameter choice, applied like --param (which overrides it).
         take();
         Decl* d = ast_.decl(DeclKind::kSet, start);
-        d->name = ident("a parameter name");
+        d->name = qualified_ident("a parameter name");
         expect(Tok::kAssign);
         Span vs = peek().span;
         bool neg = accept(Tok::kMinus);
@@ -129,7 +137,7 @@ class Parser {
         }
         Token v = take();
         d->path = (neg ? "-" : "") + v.text;
-        d->index = Ident{d->path, join(vs, v.span)};  // the value as written, with its own span
+        d->index = Ident{d->path, join(vs, v.span), {}};  // the value as written, with its own span
         expect(Tok::kSemi, "set");
         d->span = join(start, prev_span());
         return d;
@@ -225,12 +233,51 @@ class Parser {
         return d;
       }
       default:
-        // `matrix` and `expect` are contextual keywords: only a declaration can start with them.
+        // `matrix`, `expect`, `disable`, `check`, `retired` and `override` are contextual keywords: only a
+        // declaration can start with them.
         if (at(Tok::kIdent) && peek().text == "matrix") return matrix_decl();
         if (at(Tok::kIdent) && peek().text == "expect") return expect_decl();
+        if (at(Tok::kIdent) && (peek().text == "disable" || peek().text == "check")) return property_list_decl();
+        if (at(Tok::kIdent) && peek().text == "retired") return retired_decl();
+        if (at(Tok::kIdent) && peek().text == "override") {
+          take();
+          if (!at(Tok::kProc) && !at(Tok::kRule) && !at(Tok::kType) && !at(Tok::kInvariant)) {
+            fail_expected("proc, rule, type or invariant after 'override'");
+          }
+          Decl* d = decl();
+          d->is_override = true;
+          d->span = join(start, d->span);
+          return d;
+        }
         fail_expected("a declaration (import, param, set, const, type, var, fn, proc, process, rule, invariant, "
-                      "matrix or expect)");
+                      "matrix, expect, disable, check, retired or override)");
     }
+  }
+
+  // `disable P, Q ["why"];` or `check P, Q;`.
+  Decl* property_list_decl() {
+    Token kw = take();
+    bool disable = kw.text == "disable";
+    Decl* d = ast_.decl(disable ? DeclKind::kDisable : DeclKind::kCheck, kw.span);
+    d->name = Ident{kw.text, kw.span, {}};
+    do {
+      d->names.push_back(qualified_ident("a property name (an invariant, a fail/assert property, deadlock or "
+                                         "runtime_error)"));
+    } while (accept(Tok::kComma));
+    if (disable && at(Tok::kString)) d->message = take().text;
+    expect(Tok::kSemi, disable ? "disable" : "check");
+    d->span = join(kw.span, prev_span());
+    return d;
+  }
+  // `retired NAME "message";`
+  Decl* retired_decl() {
+    Span start = take().span;
+    Decl* d = ast_.decl(DeclKind::kRetired, start);
+    d->name = ident("the retired name");
+    d->message = expect(Tok::kString, "(what to use instead)").text;
+    expect(Tok::kSemi, "retired");
+    d->span = join(start, prev_span());
+    return d;
   }
 
   // A parameter value as in `set`: an integer (optionally negative), true, false or an enum constant.
@@ -241,12 +288,12 @@ class Parser {
       fail_expected("a parameter value (an integer, true, false or an enum constant)");
     }
     Token v = take();
-    return Ident{(neg ? "-" : "") + v.text, join(vs, v.span)};
+    return Ident{(neg ? "-" : "") + v.text, join(vs, v.span), {}};
   }
   // `NAME in { V, ... }` or `NAME = V`.
   ParamValues param_values() {
     ParamValues pv;
-    pv.param = ident("a parameter name");
+    pv.param = qualified_ident("a parameter name");
     if (accept(Tok::kIn)) {
       expect(Tok::kLBrace, "(a set of values: { V, ... })");
       do pv.values.push_back(param_value()); while (accept(Tok::kComma));
@@ -261,7 +308,7 @@ class Parser {
   Decl* matrix_decl() {
     Span start = take().span;
     Decl* d = ast_.decl(DeclKind::kMatrix, start);
-    d->name = Ident{"matrix", start};
+    d->name = Ident{"matrix", start, {}};
     expect(Tok::kLBrace, "(the matrix: one 'PARAM in { V, ... };' per line)");
     while (!at(Tok::kRBrace)) {
       if (at(Tok::kEof)) fail_expected("'}'");
@@ -275,7 +322,7 @@ class Parser {
   Decl* expect_decl() {
     Span start = take().span;
     Decl* d = ast_.decl(DeclKind::kExpect, start);
-    d->name = ident("a property name (an invariant, a fail/assert property, deadlock or runtime_error)");
+    d->name = qualified_ident("a property name (an invariant, a fail/assert property, deadlock or runtime_error)");
     expect(Tok::kColon);
     d->verdict = ident("a verdict (holds or violated)");
     if (accept(Tok::kWhen)) {
@@ -357,9 +404,10 @@ class Parser {
       t->span = join(start, prev_span());
       return t;
     }
-    if (at(Tok::kIdent) && peek(1).kind != Tok::kDotDot) {
+    bool qualified_bound = at(Tok::kIdent) && peek(1).kind == Tok::kColonColon && peek(3).kind == Tok::kDotDot;
+    if (at(Tok::kIdent) && peek(1).kind != Tok::kDotDot && !qualified_bound) {
       TypeExpr* t = ast_.type(TypeKind::kNamed, start);
-      t->names.push_back(ident());
+      t->names.push_back(qualified_ident());
       return t;
     }
     if (!at(Tok::kIdent) && !at(Tok::kInt) && !at(Tok::kMinus) && !at(Tok::kLParen)) {
@@ -698,7 +746,7 @@ class Parser {
         return e;
       }
       case Tok::kIdent: {
-        Ident id = ident();
+        Ident id = qualified_ident();
         if (accept(Tok::kLParen)) {
           Expr* e = ast_.expr(ExprKind::kCall, id.span);
           e->name = id;
@@ -763,30 +811,48 @@ std::vector<Decl*> parse_file(const SourceManager& sources, int file, Ast& ast) 
   return Parser(lex(sources, file), ast).file();
 }
 
-Program load_program(SourceManager& sources, Ast& ast, const std::string& path,
-                     const std::vector<std::string>& lib_dirs) {
+Program load_program(SourceManager& sources, Ast& ast, const std::string& path, const SearchPath& search) {
   namespace fs = std::filesystem;
   Program prog;
-  std::set<std::string> loaded;
+  std::map<std::string, int> loaded;  // canonical path -> file index
+  auto add_edge = [&](int from, int to) {
+    if (prog.imports.size() <= static_cast<size_t>(std::max(from, to))) prog.imports.resize(std::max(from, to) + 1);
+    prog.imports[from].push_back(to);
+  };
   // Depth-first: a file's imports are emitted before its own declarations.
   auto load = [&](auto&& self, const std::string& file_path, int file_index) -> void {
     std::vector<Decl*> decls = parse_file(sources, file_index, ast);
     for (Decl* d : decls) {
       if (d->kind != DeclKind::kImport) continue;
-      std::vector<fs::path> candidates;
+      struct Candidate {
+        fs::path folder;   // empty for an absolute path
+        fs::path file;
+        std::string why;   // why it is searched
+      };
+      std::vector<Candidate> candidates;
       fs::path rel(d->path);
       if (rel.is_absolute()) {
-        candidates.push_back(rel);
+        candidates.push_back({{}, rel, "absolute path"});
       } else {
-        candidates.push_back(fs::path(file_path).parent_path() / rel);
-        for (const std::string& dir : lib_dirs) candidates.push_back(fs::path(dir) / rel);
+        fs::path own = fs::path(file_path).parent_path();
+        candidates.push_back({own, own / rel, "relative to the importing file"});
+        for (const LibDir& dir : search) candidates.push_back({dir.dir, fs::path(dir.dir) / rel, dir.origin});
       }
-      std::string found;
+      std::string found, display;
       std::string not_regular;  // the first candidate that exists but is not a regular file, and what it is
-      for (const fs::path& c : candidates) {
+      for (const auto& [folder, c, why] : candidates) {
         std::error_code ec;
         fs::file_status st = fs::status(c, ec);
-        if (fs::is_regular_file(st)) { found = c.string(); break; }
+        if (fs::is_regular_file(st)) {
+          found = c.string();
+          // A file of the checkout that Bazel links into the binary's runfiles is shown at its place in the checkout.
+          display = fs::path(found).lexically_normal().string();
+          if (why == "checkout next to the binary") {
+            fs::path real = fs::canonical(c, ec);
+            if (!ec) display = real.string();
+          }
+          break;
+        }
         if (not_regular.empty() && fs::exists(st)) {
           const char* what = fs::is_directory(st)       ? "a folder"
                              : fs::is_fifo(st)          ? "a FIFO"
@@ -801,26 +867,36 @@ Program load_program(SourceManager& sources, Ast& ast, const std::string& path,
         throw SpecError(d->name.span, fmt::format("cannot import {}", not_regular));
       }
       if (found.empty()) {
-        // The folders searched, not the import path joined to each (a long path would be repeated once per folder).
         std::string where;
-        if (rel.is_absolute()) where = "\n    (an absolute path: nowhere else)";
-        for (size_t i = rel.is_absolute() ? candidates.size() : 0; i < candidates.size(); ++i) {
-          fs::path dir = i == 0 ? fs::path(file_path).parent_path() : fs::path(lib_dirs[i - 1]);
-          where += "\n    " + shown((dir.empty() ? fs::path(".") : dir).lexically_normal().string());
+        // Each place with why it was searched. A long import path (up to megabytes) is shown once, in the message,
+        // and each place as its folder only.
+        const bool long_path = d->path.size() > 200;
+        for (const auto& [folder, c, why] : candidates) {
+          fs::path place = long_path && !rel.is_absolute() ? folder : c;
+          std::error_code ec;
+          fs::path abs = fs::absolute(place.empty() ? fs::path(".") : place, ec);
+          where += fmt::format("\n    {} ({})", shown((ec ? place : abs).lexically_normal().string()), why);
         }
-        throw SpecError(d->name.span, fmt::format("cannot find imported file \"{}\"; looked in:{}", shown(d->path),
-                                                  where));
+        throw SpecError(d->name.span,
+                        fmt::format("cannot find imported file \"{}\"; looked in:{}\n  add the folder that holds it "
+                                    "with --lib-dir DIR or {}=DIR[:DIR...] (docs/language.md, \"Imports\")",
+                                    shown(d->path), where, kLibPathVariable));
       }
       std::error_code ec;
       std::string key = fs::weakly_canonical(found, ec).string();
-      if (!loaded.insert(key).second) continue;
+      if (auto it = loaded.find(key); it != loaded.end()) {
+        add_edge(file_index, it->second);
+        continue;
+      }
       bool ok = true, too_big = false;
       std::string text = read_file(found, &ok, &too_big);
       if (!ok) throw SpecError(d->name.span, fmt::format("cannot read imported file \"{}\"", shown(found)));
       if (too_big) {
         throw SpecError(d->name.span, fmt::format("imported file \"{}\" is larger than 16 MiB", shown(found)));
       }
-      int idx = sources.add(fs::path(found).lexically_normal().string(), std::move(text));
+      int idx = sources.add(display, std::move(text));
+      loaded.emplace(key, idx);
+      add_edge(file_index, idx);
       self(self, found, idx);
     }
     for (Decl* d : decls) {
@@ -834,9 +910,10 @@ Program load_program(SourceManager& sources, Ast& ast, const std::string& path,
   }
   if (too_big) throw UsageError(fmt::format("spec file '{}' is larger than 16 MiB", path));
   std::error_code ec;
-  loaded.insert(fs::weakly_canonical(path, ec).string());
   prog.main_file = sources.add(path, std::move(text));
+  loaded.emplace(fs::weakly_canonical(path, ec).string(), prog.main_file);
   load(load, path, prog.main_file);
+  prog.imports.resize(sources.size());
   return prog;
 }
 

@@ -3,6 +3,7 @@
 #include "checker/lang/nesting.h"
 #include "checker/model/eval.h"
 #include "checker/lang/replay_ops.h"
+#include "checker/lang/resolve.h"
 
 #include <algorithm>
 #include <cctype>
@@ -26,17 +27,37 @@ using model::TypeKind;
 
 struct Symbol {
   // kFamily: an indexed enum constant F of `enum { F[T], ... }`; `value` is its position among the families.
-  enum class Kind { kConst, kFamily, kType, kVar, kFn, kProc, kProcess };
+  // kRetired: `retired NAME "message";`, an error wherever it is used.
+  enum class Kind { kConst, kFamily, kType, kVar, kFn, kProc, kProcess, kRetired };
   Kind kind = Kind::kConst;
   Span span;
+  int file = -1;       // the declaring file (its module)
   const Type* type = nullptr;
   int64_t value = 0;   // kConst
   int64_t slot = 0;    // kVar: first slot
   const model::Fn* fn = nullptr;
-  const model::Proc* proc = nullptr;
+  model::Proc* proc = nullptr;
   int process = -1;    // kProcess: index into processes_
   bool compiling = false;  // kFn/kProc: its own body is being compiled (recursion)
+  bool is_param = false;   // kConst declared by `param`
+  // kConst: the params its value is computed from (a param: itself), by display name, for Type::bound_note.
+  std::vector<std::string> from_params;
+  std::string message;     // kRetired
 };
+
+const char* kind_name(const Symbol& s) {
+  switch (s.kind) {
+    case Symbol::Kind::kConst: return s.is_param ? "parameter" : "constant";
+    case Symbol::Kind::kFamily: return "enum constant family";
+    case Symbol::Kind::kType: return "type";
+    case Symbol::Kind::kVar: return "variable";
+    case Symbol::Kind::kFn: return "function";
+    case Symbol::Kind::kProc: return "procedure";
+    case Symbol::Kind::kProcess: return "process";
+    case Symbol::Kind::kRetired: return "retired name";
+  }
+  return "name";
+}
 
 struct Local {
   enum class Kind { kFrame, kConst, kSlot } kind = Kind::kFrame;
@@ -69,7 +90,7 @@ struct Node {
 class Checker {
  public:
   Checker(const SourceManager& sources, const ParamOverrides& overrides)
-      : sources_(sources), overrides_(overrides), m_(std::make_unique<model::Model>()) {
+      : sources_(sources), param_overrides_(overrides), m_(std::make_unique<model::Model>()) {
     m_->sources = &sources;
     bool_ = new_type(TypeKind::kBool, 0, 1);
     Type* i = new_type(TypeKind::kInt, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max());
@@ -78,38 +99,70 @@ class Checker {
   }
 
   Compiled run(const Program& program) {
+    graph_ = std::make_unique<ImportGraph>(program, sources_);
+    main_file_ = program.main_file;
+    index_names(program);
     // `set` lines take effect before any declaration (a library's types may depend on its params); the command
-    // line's --param values come after them and win.
+    // line's --param values come after them and win. Each names the param its file sees by that name.
     for (const Decl* d : program.decls) {
       if (d->kind != DeclKind::kSet) continue;
+      current_file_ = d->span.file;
+      int target = graph_->resolve(d->name, current_file_, param_files_[d->name.name],
+                                   [&](int f) { return where(param_spans_.at({f, d->name.name})); });
+      std::string written = qualified(d->name);
       for (const Setting& s : settings_) {
-        if (s.name == d->name.name) {
-          error(d->span, fmt::format("parameter '{}' is already set at {}", d->name.name, where(s.decl->span)));
+        if (s.name == d->name.name && s.target == target) {
+          error(d->span, fmt::format("parameter '{}' is already set at {}", written, where(s.decl->span)));
         }
       }
-      settings_.push_back(Setting{d->name.name, d->path, d});
+      settings_.push_back(Setting{written, d->name.name, d->path, d, target});
     }
-    for (const auto& [name, value] : overrides_) settings_.push_back(Setting{name, value, nullptr});
+    for (const auto& [name, value] : param_overrides_) {
+      // Not a structured binding: the lambda below captures `plain` (clang 14, which builds the fuzzers, refuses that).
+      const std::pair<std::string, std::string> split = split_qualified(name);
+      const std::string& module = split.first;
+      const std::string& plain = split.second;
+      int target = -1;
+      try {
+        target = graph_->resolve_usage(module, plain, main_file_, param_files_[plain],
+                                       [&](int f) { return where(param_spans_.at({f, plain})); });
+      } catch (const UsageError& e) {
+        throw UsageError(fmt::format("--param {}={}: {}", name, value, e.what()));
+      }
+      settings_.push_back(Setting{name, plain, value, nullptr, target});
+    }
+    collect_property_choices(program);
+    collect_type_overrides(program);
     for (const Decl* d : program.decls) declare(d);
     for (const Setting& s : settings_) {
-      if (s.decl != nullptr && !used_settings_.count(s.decl)) {
-        error(s.decl->name.span, fmt::format("'set {}': the spec declares no parameter '{}'", s.name, s.name));
+      if (s.used) continue;
+      const Symbol* sym = s.target >= 0 ? symbol_in(s.target, s.name) : nullptr;
+      std::string retired = sym && sym->kind == Symbol::Kind::kRetired
+                                ? fmt::format("'{}' is retired (at {}): {}", s.written, where(sym->span), sym->message)
+                                : "";
+      if (s.decl != nullptr) {
+        if (!retired.empty()) error(s.decl->name.span, fmt::format("'set {}': {}", s.written, retired));
+        error(s.decl->name.span, fmt::format("'set {}': the spec declares no parameter '{}'", s.written, s.written));
       }
+      if (!retired.empty()) throw UsageError(fmt::format("--param {}={}: {}", s.written, s.value, retired));
     }
     if (m_->processes.empty() && m_->rules.empty()) {
       Span s{program.main_file, 0, 0};
       throw SpecError(s, "the spec declares no process and no rule: there is nothing to explore");
     }
-    for (const auto& [name, value] : overrides_) {
-      if (!used_overrides_.count(name)) {
+    finish_property_choices(program);
+    Compiled c;
+    for (const Setting& s : settings_) {
+      if (s.decl != nullptr) continue;
+      if (!s.used) {
         std::string known;
         for (const auto& p : m_->params) known += (known.empty() ? "" : ", ") + p.first;
-        throw UsageError(fmt::format("unknown parameter '{}' in --param {}={} (the spec declares: {})", name, name,
-                                     value, known.empty() ? "no parameters" : known));
+        throw UsageError(fmt::format("unknown parameter '{}' in --param {}={} (the spec declares: {})", s.written,
+                                     s.written, s.value, known.empty() ? "no parameters" : known));
       }
+      c.param_targets.push_back(s.matched);
     }
     check_nesting(*m_);  // every later phase recurses through calls: bounded here once
-    Compiled c;
     c.model = std::move(m_);
     c.warnings = std::move(warnings_);
     return c;
@@ -152,15 +205,55 @@ class Checker {
   int new_frame() { return m_->frame_size++; }
   std::string where(Span s) const { return sources_.location(s); }
 
+  // Declares a top-level name in the current file (its module). A file declares a name once; a name that a file it
+  // imports declares too is shadowed here, with a warning (resolve.h).
   void define(const Ident& id, Symbol sym) {
-    auto it = globals_.find(id.name);
-    if (it != globals_.end()) {
+    std::map<int, Symbol>& by_file = globals_[id.name];
+    if (auto it = by_file.find(current_file_); it != by_file.end()) {
       error(id.span, fmt::format("duplicate declaration of '{}' (first declared at {})", id.name,
                                  where(it->second.span)));
     }
+    if (sym.kind != Symbol::Kind::kRetired) {
+      for (const auto& [f, other] : by_file) {
+        if (f == current_file_ || !graph_->sees(current_file_, f) || other.kind == Symbol::Kind::kRetired) continue;
+        warn(id.span, fmt::format("'{}' shadows the {} '{}' of module {} ({}): in this file '{}' is this {}, while "
+                                  "{}'s own uses keep meaning its {}; write {}::{} to use that one here", id.name,
+                                  kind_name(other), id.name, graph_->module_name(f), where(other.span), id.name,
+                                  kind_name(sym), graph_->module_name(f), kind_name(other), graph_->module_name(f),
+                                  id.name));
+        break;
+      }
+    }
     sym.span = id.span;
-    globals_.emplace(id.name, sym);
+    sym.file = current_file_;
+    by_file.emplace(current_file_, sym);
   }
+  bool declared_here(const std::string& name) const {
+    auto it = globals_.find(name);
+    return it != globals_.end() && it->second.count(current_file_);
+  }
+  Symbol& here(const std::string& name) { return globals_.at(name).at(current_file_); }
+
+  // The top-level declaration `id` means in the current file (resolve.h), or nullptr. Throws SpecError for an
+  // ambiguous name, an unknown module and a retired name.
+  Symbol* lookup(const Ident& id) {
+    auto it = globals_.find(id.name);
+    if (it == globals_.end()) {
+      if (!id.module.empty()) graph_->module_file(id);  // an unknown module is reported as such
+      return nullptr;
+    }
+    std::vector<int> files;
+    for (const auto& [f, sym] : it->second) files.push_back(f);
+    int f = graph_->resolve(id, current_file_, files, [&](int file) { return where(it->second.at(file).span); });
+    if (f < 0) return nullptr;
+    Symbol& s = it->second.at(f);
+    if (s.kind == Symbol::Kind::kRetired) {
+      error(id.span, fmt::format("'{}' is retired (at {}): {}", id.name, where(s.span), s.message));
+    }
+    return &s;
+  }
+  // A local (unqualified names only) shadows every top-level declaration.
+  const Local* find_local(const Ident& id) const { return id.module.empty() ? find_local(id.name) : nullptr; }
 
   // Looks a name up: innermost local scope first, then globals.
   const Local* find_local(const std::string& name) const {
@@ -246,6 +339,359 @@ class Checker {
     return e->op == Op::kSlot || e->op == Op::kIndex || e->op == Op::kField || e->op == Op::kHead;
   }
 
+
+  // ---------------------------------------------------------------- modules (resolve.h)
+  std::string qualified(const Ident& id) const { return id.module.empty() ? id.name : id.module + "::" + id.name; }
+  const Symbol* symbol_in(int file, const std::string& name) const {
+    auto it = globals_.find(name);
+    if (it == globals_.end()) return nullptr;
+    auto f = it->second.find(file);
+    return f == it->second.end() ? nullptr : &f->second;
+  }
+  // The name a declaration of the current file is shown under: "module::name" when another file declares a `kind`
+  // ("var", "param", "process", "proc") of that name and this file is not the main one.
+  std::string display(const char* kind, const std::string& name) const {
+    auto it = kind_files_.find({kind, name});
+    return graph_->display(name, current_file_, it != kind_files_.end() && it->second.size() > 1);
+  }
+  // Before any declaration: which files declare which params (and retired names), types, and names of each
+  // displayed kind, so that `set`, --param, `override type` and display names can be resolved up front.
+  void index_names(const Program& program) {
+    for (const Decl* d : program.decls) {
+      int f = d->span.file;
+      const std::string& n = d->name.name;
+      auto add = [&](std::map<std::string, std::vector<int>>& m) {
+        std::vector<int>& files = m[n];
+        if (std::find(files.begin(), files.end(), f) == files.end()) files.push_back(f);
+      };
+      switch (d->kind) {
+        case DeclKind::kParam:
+        case DeclKind::kRetired:
+          add(param_files_);
+          param_spans_.emplace(std::make_pair(f, n), d->name.span);
+          if (d->kind == DeclKind::kParam) kind_files_[{"param", n}].insert(f);
+          break;
+        case DeclKind::kType:
+          if (!d->is_override) add(type_files_);
+          break;
+        case DeclKind::kVar: kind_files_[{"var", n}].insert(f); break;
+        case DeclKind::kProcess: kind_files_[{"process", n}].insert(f); break;
+        case DeclKind::kProc:
+          if (!d->is_override) kind_files_[{"proc", n}].insert(f);
+          break;
+        default: break;
+      }
+    }
+  }
+
+  // The imported declaration an `override` names (never the current file's own).
+  Symbol* lookup_imported(const Ident& id, const char* what) {
+    if (id.module.empty() && declared_here(id.name)) {
+      error(id.span, fmt::format("'override {}' replaces a declaration of an imported file, but '{}' is declared in "
+                                 "this file (at {}): change that declaration instead", what, id.name,
+                                 where(here(id.name).span)));
+    }
+    auto it = globals_.find(id.name);
+    std::vector<int> files;
+    if (it != globals_.end()) {
+      for (const auto& [f, sym] : it->second) {
+        if (f != current_file_) files.push_back(f);
+      }
+    }
+    int f = files.empty() ? -1 : graph_->resolve(id, current_file_, files,
+                                                 [&](int file) { return where(it->second.at(file).span); });
+    if (f < 0 || f == current_file_) {
+      error(id.span, fmt::format("override {} '{}': no {} '{}' in the files this one imports", what, qualified(id),
+                                 what, id.name));
+    }
+    Symbol& sym = it->second.at(f);
+    if (sym.kind == Symbol::Kind::kRetired) {
+      error(id.span, fmt::format("'{}' is retired (at {}): {}", id.name, where(sym.span), sym.message));
+    }
+    return &sym;
+  }
+
+  // ---------------------------------------------------------------- property choices (`disable`, `check`)
+  void collect_property_choices(const Program& program) {
+    for (const Decl* d : program.decls) {
+      if (d->kind != DeclKind::kDisable) continue;
+      for (const Ident& n : d->names) {
+        if (!n.module.empty()) {
+          error(n.span, fmt::format("property names are global: write '{}', not '{}'", n.name, qualified(n)));
+        }
+        auto [it, fresh] = disabled_.emplace(n.name, Disabled{d, n.span, ""});
+        if (!fresh) {
+          error(n.span, fmt::format("property '{}' is already disabled at {}", n.name, where(it->second.span)));
+        }
+        disabled_order_.push_back(n.name);
+      }
+    }
+  }
+  void note_disabled(const std::string& property, const char* kind) {
+    auto it = disabled_.find(property);
+    if (it != disabled_.end() && it->second.kind.empty()) it->second.kind = kind;
+  }
+  // The properties the program can violate, for "unknown property" messages.
+  std::string known_properties() const {
+    std::string out;
+    for (const auto& [n, span] : invariant_spans_) out += (out.empty() ? "" : ", ") + n;
+    for (const std::string& n : fail_names_) {
+      if (!invariant_spans_.count(n)) out += (out.empty() ? "" : ", ") + n;
+    }
+    return out + (out.empty() ? "" : ", ") + "deadlock, runtime_error";
+  }
+  void check_property_name(const Ident& n, const char* what) {
+    for (const model::Retired& r : m_->retired) {
+      if (r.name == n.name) error(n.span, fmt::format("'{}' is retired (at {}): {}", n.name, where(r.span), r.message));
+    }
+    error(n.span, fmt::format("{} names unknown property '{}' (properties: {})", what, n.name, known_properties()));
+  }
+  void finish_property_choices(const Program& program) {
+    for (const std::string& name : disabled_order_) {
+      Disabled& d = disabled_.at(name);
+      if (name == "deadlock") d.kind = "deadlock";
+      if (name == "runtime_error") {
+        error(d.span, "runtime_error cannot be disabled: a step that hits a runtime error has no next state (fix "
+                      "the spec, or raise the bound the message names)");
+      }
+      if (d.kind.empty()) check_property_name(Ident{name, d.span, {}}, "disable");
+      m_->disabled.push_back(model::PropertyChoice{name, d.kind, d.decl->span, d.decl->message});
+    }
+    for (const Decl* d : program.decls) {
+      if (d->kind != DeclKind::kCheck) continue;
+      for (const Ident& n : d->names) {
+        if (!n.module.empty()) {
+          error(n.span, fmt::format("property names are global: write '{}', not '{}'", n.name, qualified(n)));
+        }
+        if (auto it = disabled_.find(n.name); it != disabled_.end()) {
+          error(n.span, fmt::format("property '{}' is disabled at {}: it cannot be checked too", n.name,
+                                    where(it->second.span)));
+        }
+        std::string kind = invariant_spans_.count(n.name) ? "invariant"
+                           : fail_names_.count(n.name)    ? "fail"
+                           : n.name == "deadlock"         ? "deadlock"
+                           : n.name == "runtime_error"    ? "runtime_error"
+                                                          : "";
+        if (kind.empty()) check_property_name(n, "check");
+        m_->checks.push_back(model::PropertyChoice{n.name, kind, d->span, ""});
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- overrides
+  void collect_type_overrides(const Program& program) {
+    for (const Decl* d : program.decls) {
+      if (d->kind != DeclKind::kType || !d->is_override) continue;
+      current_file_ = d->span.file;
+      const std::vector<int>& all = type_files_[d->name.name];
+      if (d->name.module.empty() && std::find(all.begin(), all.end(), current_file_) != all.end()) {
+        error(d->name.span, fmt::format("'override type' replaces a type of an imported file, but '{}' is declared in "
+                                        "this file: change that declaration instead", d->name.name));
+      }
+      std::vector<int> files;
+      for (int f : all) {
+        if (f != current_file_) files.push_back(f);
+      }
+      int target = graph_->resolve(d->name, current_file_, files, [&](int f) { return sources_.file(f).path; });
+      if (target < 0) {
+        error(d->name.span, fmt::format("override type '{}': no type '{}' in the files this one imports",
+                                        qualified(d->name), d->name.name));
+      }
+      auto [it, fresh] = type_overrides_.emplace(std::make_pair(target, d->name.name), d);
+      if (!fresh) {
+        error(d->name.span, fmt::format("type '{}' is already replaced by the override at {}", d->name.name,
+                                        where(it->second->span)));
+      }
+    }
+  }
+  // The type expression a `type` declaration of the current file is checked with: its own, or the override's. An
+  // enum may be replaced by an enum that keeps its constants, in order, and adds others after them, so that
+  // every use in the imported file stays valid.
+  const TypeExpr* replacement_type(const Decl* d) {
+    auto it = type_overrides_.find({current_file_, d->name.name});
+    if (it == type_overrides_.end()) return d->type;
+    const Decl* ov = it->second;
+    const TypeExpr* a = d->type;
+    const TypeExpr* b = ov->type;
+    auto constants = [&](const TypeExpr* t) {
+      std::string out;
+      for (size_t i = 0; i < t->names.size(); ++i) {
+        out += (i ? ", " : "") + t->names[i].name;
+        if (i < t->fields.size() && t->fields[i] != nullptr) out += fmt::format("[{}]", sources_.text(t->fields[i]->span));
+      }
+      return out;
+    };
+    if (a->kind != lang::TypeKind::kEnum || b->kind != lang::TypeKind::kEnum) {
+      error(ov->type->span, fmt::format("override type '{}': only an enum can be replaced, by an enum that keeps its "
+                                        "constants and adds others (the original at {} is not an enum, or this is "
+                                        "not one)", d->name.name, where(d->name.span)));
+    }
+    bool keeps = b->names.size() >= a->names.size();
+    for (size_t i = 0; keeps && i < a->names.size(); ++i) {
+      bool ai = i < a->fields.size() && a->fields[i] != nullptr, bi = i < b->fields.size() && b->fields[i] != nullptr;
+      keeps = a->names[i].name == b->names[i].name && ai == bi &&
+              (!ai || sources_.text(a->fields[i]->span) == sources_.text(b->fields[i]->span));
+    }
+    if (!keeps) {
+      error(ov->type->span, fmt::format("override type '{}' must keep the original's constants first, in order "
+                                        "({}, at {}), and may add others after them", d->name.name, constants(a),
+                                        where(d->name.span)));
+    }
+    applied_type_overrides_.insert(ov);
+    m_->overrides.push_back(model::Override{"type", d->name.name, d->name.span, ov->span});
+    return b;
+  }
+  void finish_type_override(const Decl* d) {
+    if (!applied_type_overrides_.count(d)) {
+      error(d->name.span, fmt::format("override type '{}' was not applied: its type is declared after this file",
+                                      d->name.name));
+    }
+  }
+  // The parameters of an override must be those of the original: same number, same types (names may differ).
+  void bind_override_params(const Decl* d, const std::vector<const Type*>& types, const std::vector<int>& frames,
+                            const char* what, Span original) {
+    if (d->params.size() != types.size()) {
+      error(d->name.span, fmt::format("override {} '{}' has {} parameter{}; the original at {} has {} (an override "
+                                      "keeps the signature)", what, d->name.name, d->params.size(),
+                                      d->params.size() == 1 ? "" : "s", where(original), types.size()));
+    }
+    for (size_t i = 0; i < d->params.size(); ++i) {
+      const Type* t = type(d->params[i].type);
+      if (!same_type(t, types[i])) {
+        error(d->params[i].type->span, fmt::format("parameter {} ('{}') of override {} '{}' has type {}; the "
+                                                   "original's (at {}) is {}", i + 1, d->params[i].name.name, what,
+                                                   d->name.name, model::type_name(t), where(original),
+                                                   model::type_name(types[i])));
+      }
+      bind_local(d->params[i].name, Local{Local::Kind::kFrame, types[i], frames[i], {}});
+    }
+  }
+  // `override proc`: the imported procedure keeps its identity (every call of it, in any file, runs the new body)
+  // and gets this body, and this verbs label and replay clause when given.
+  void override_proc(const Decl* d) {
+    Symbol* target = lookup_imported(d->name, "proc");
+    if (target->kind != Symbol::Kind::kProc) {
+      error(d->name.span, fmt::format("override proc '{}': '{}' (at {}) is a {}, not a procedure", d->name.name,
+                                      d->name.name, where(target->span), kind_name(*target)));
+    }
+    model::Proc* p = target->proc;
+    if (auto it = replaced_.find(p); it != replaced_.end()) {
+      error(d->name.span, fmt::format("procedure '{}' is already replaced by the override at {}", d->name.name,
+                                      where(it->second)));
+    }
+    ScopeGuard g(this);
+    bind_override_params(d, p->param_types, p->param_frames, "proc", p->span);
+    target->compiling = true;
+    std::vector<model::ReplayOp> replay;
+    for (const ReplayCall& c : d->replay) replay.push_back(replay_op(c));
+    std::vector<const model::Stmt*> body = atomic_block(d->body, "a procedure");
+    target->compiling = false;
+    m_->overrides.push_back(model::Override{"proc", p->name, p->span, d->span});
+    replaced_.emplace(p, d->span);
+    p->body = std::move(body);
+    if (!d->verbs.empty()) p->verbs = d->verbs;
+    if (!d->replay.empty()) p->replay = std::move(replay);
+    p->span = d->span;
+  }
+  // `override rule`: the imported rule keeps its name, parameters and action ids, with this guard and body (and
+  // verbs label when given); traces and coverage point at the override.
+  void override_rule(const Decl* d) {
+    model::Rule* r = nullptr;
+    for (model::Rule& x : m_->rules) {
+      if (x.name == d->name.name) r = &x;
+    }
+    if (r == nullptr || r->span.file == current_file_ ||
+        !graph_->sees(d->name.module.empty() ? current_file_ : graph_->module_file(d->name), r->span.file)) {
+      error(d->name.span, fmt::format("override rule '{}': no rule '{}' in the files this one imports{}",
+                                      qualified(d->name), d->name.name,
+                                      r != nullptr && r->span.file == current_file_
+                                          ? fmt::format(" (it is declared in this file, at {})", where(r->span))
+                                          : ""));
+    }
+    if (auto it = replaced_rules_.find(r->name); it != replaced_rules_.end()) {
+      error(d->name.span, fmt::format("rule '{}' is already replaced by the override at {}", d->name.name,
+                                      where(it->second)));
+    }
+    ScopeGuard g(this);
+    bind_override_params(d, r->param_types, r->param_frames, "rule", r->span);
+    const model::Expr* guard = nullptr;
+    if (d->guard != nullptr) {
+      guard = expr(d->guard);
+      expect_bool(guard, "a rule's guard");
+    }
+    std::vector<const model::Stmt*> body = atomic_block(d->body, "a rule");
+    m_->overrides.push_back(model::Override{"rule", r->name, r->span, d->span});
+    replaced_rules_.emplace(r->name, d->span);
+    r->guard = guard;
+    r->body = std::move(body);
+    if (!d->verbs.empty()) r->verbs = d->verbs;
+    r->span = d->span;
+  }
+  void override_invariant(const Decl* d) {
+    auto known = invariant_spans_.find(d->name.name);
+    if (known == invariant_spans_.end() || known->second.file == current_file_ ||
+        !graph_->sees(current_file_, known->second.file)) {
+      error(d->name.span, fmt::format("override invariant '{}': no invariant '{}' in the files this one imports",
+                                      d->name.name, d->name.name));
+    }
+    if (auto it = replaced_rules_.find("invariant " + d->name.name); it != replaced_rules_.end()) {
+      error(d->name.span, fmt::format("invariant '{}' is already replaced by the override at {}", d->name.name,
+                                      where(it->second)));
+    }
+    const model::Expr* e = expr(d->value);
+    expect_bool(e, "an invariant");
+    if (disabled_.count(d->name.name)) {
+      error(d->name.span, fmt::format("invariant '{}' is disabled at {}: an override of it would not be checked",
+                                      d->name.name, where(disabled_.at(d->name.name).span)));
+    }
+    replaced_rules_.emplace("invariant " + d->name.name, d->span);
+    for (model::Invariant& inv : m_->invariants) {
+      if (inv.name != d->name.name) continue;
+      m_->overrides.push_back(model::Override{"invariant", inv.name, inv.span, d->span});
+      inv.expr = e;
+      inv.span = d->name.span;
+    }
+  }
+
+  // The params whose values `x` (a constant expression, as written) is computed from: for the bound_note of a type.
+  std::vector<std::string> params_in(const Expr* x) {
+    std::vector<std::string> out;
+    std::function<void(const Expr*)> walk = [&](const Expr* e) {
+      if (e == nullptr) return;
+      if (e->kind == ExprKind::kName && find_local(e->name) == nullptr) {
+        const Symbol* sym = nullptr;
+        try {
+          sym = lookup(e->name);
+        } catch (const SpecError&) {
+          sym = nullptr;  // reported where the expression is checked
+        }
+        if (sym != nullptr) {
+          for (const std::string& p : sym->from_params) {
+            if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
+          }
+        }
+      }
+      walk(e->a);
+      walk(e->b);
+      walk(e->c);
+      for (const Expr* a : e->args) walk(a);
+    };
+    walk(x);
+    return out;
+  }
+  // "set by param max_recv = 4: raise it with --param max_recv=N" (or "change ... with" for a lower bound).
+  std::string bound_note(const std::vector<std::string>& params, bool raise) const {
+    if (params.empty()) return "";
+    std::string names, flags;
+    for (size_t i = 0; i < params.size(); ++i) {
+      const char* sep = i == 0 ? "" : i + 1 == params.size() ? " and " : ", ";
+      names += fmt::format("{}{} = {}", sep, params[i], param_values_.at(params[i]));
+      flags += fmt::format("{}--param {}=N", i == 0 ? "" : ", ", params[i]);
+    }
+    return fmt::format("set by param{} {}: {} {} with {}", params.size() == 1 ? "" : "s", names,
+                       raise ? "raise" : "change", params.size() == 1 ? "it" : "them", flags);
+  }
+
   // ---------------------------------------------------------------- types
   const Type* type(const TypeExpr* t, const std::string& name = "") {
     switch (t->kind) {
@@ -258,7 +704,14 @@ class Checker {
             hi > std::numeric_limits<int32_t>::max()) {
           error(t->span, fmt::format("range {}..{} is too large (at most 2^31 values within 32-bit integers)", lo, hi));
         }
-        return new_type(TypeKind::kInt, lo, hi);
+        Type* r = new_type(TypeKind::kInt, lo, hi);
+        std::vector<std::string> from_lo = params_in(t->lo), from_hi = params_in(t->hi);
+        std::vector<std::string> from = from_hi;
+        for (const std::string& p : from_lo) {
+          if (std::find(from.begin(), from.end(), p) == from.end()) from.push_back(p);
+        }
+        r->bound_note = bound_note(from, from_lo.empty());
+        return r;
       }
       case lang::TypeKind::kEnum: return enum_type(t, name);
       case lang::TypeKind::kRecord: {
@@ -300,18 +753,19 @@ class Checker {
         const Type* elem = type(t->elem);
         Type* q = new_type(TypeKind::kQueue, 0, 0);
         q->capacity = static_cast<int>(cap);
+        q->bound_note = bound_note(params_in(t->capacity), true);
         q->elem = elem;
         q->slots = 1 + static_cast<int>(cap) * elem->slots;
         return q;
       }
       case lang::TypeKind::kNamed: {
         const Ident& id = t->names[0];
-        auto it = globals_.find(id.name);
-        if (it == globals_.end()) error(id.span, fmt::format("unknown type '{}'", id.name));
-        if (it->second.kind != Symbol::Kind::kType) {
-          error(id.span, fmt::format("'{}' is not a type (declared at {})", id.name, where(it->second.span)));
+        const Symbol* sym = lookup(id);
+        if (sym == nullptr) error(id.span, fmt::format("unknown type '{}'", id.name));
+        if (sym->kind != Symbol::Kind::kType) {
+          error(id.span, fmt::format("'{}' is not a type (declared at {})", id.name, where(sym->span)));
         }
-        return it->second.type;
+        return sym->type;
       }
     }
     error(t->span, "internal: unknown type form");
@@ -459,19 +913,28 @@ class Checker {
       }
       size_t close = c == '{' ? text.find('}', i + 1) : std::string::npos;
       std::string name = close == std::string::npos ? "" : text.substr(i + 1, close - i - 1);
-      bool ident = !name.empty() && name.size() <= 256 && !std::isdigit(static_cast<unsigned char>(name[0])) &&
-                   std::all_of(name.begin(), name.end(),
-                               [](char k) { return std::isalnum(static_cast<unsigned char>(k)) || k == '_'; });
-      if (!ident) {
+      // A name, or MODULE::NAME (resolve.h): resolved from the file the message is written in.
+      auto [module, plain] = split_qualified(name);
+      auto is_ident = [](const std::string& n) {
+        return !n.empty() && n.size() <= 256 && !std::isdigit(static_cast<unsigned char>(n[0])) &&
+               std::all_of(n.begin(), n.end(),
+                           [](char k) { return std::isalnum(static_cast<unsigned char>(k)) || k == '_'; });
+      };
+      if (!is_ident(plain) || (!module.empty() && !is_ident(module))) {
         out += c;
         continue;
       }
-      auto it = globals_.find(name);
-      if (find_local(name) != nullptr || it == globals_.end() || it->second.kind != Symbol::Kind::kConst) {
+      const Symbol* sym = nullptr;
+      if (module.empty() && find_local(plain) != nullptr) {
+        sym = nullptr;
+      } else {
+        sym = lookup(Ident{plain, span, module});
+      }
+      if (sym == nullptr || sym->kind != Symbol::Kind::kConst) {
         error(span, fmt::format("'{{{}}}' in a message: only a param or a const can be shown (its value is fixed when "
                                 "the spec is compiled)", name));
       }
-      out += model::render_scalar(it->second.type, it->second.value);
+      out += model::render_scalar(sym->type, sym->value);
       i = close;
     }
     return out;
@@ -539,11 +1002,22 @@ class Checker {
   // ---------------------------------------------------------------- declarations
   void declare(const Decl* d) {
     current_decl_span_ = d->name.span.file >= 0 ? d->name.span : d->span;
+    current_file_ = d->span.file;
     switch (d->kind) {
       case DeclKind::kImport:
-      case DeclKind::kSet:
+      case DeclKind::kSet:      // applied before any declaration (run)
+      case DeclKind::kDisable:  // likewise
+      case DeclKind::kCheck:    // checked at the end (run)
       case DeclKind::kMatrix:   // checked by resolve_matrix (matrix.h)
       case DeclKind::kExpect: return;
+      case DeclKind::kRetired: {
+        Symbol s;
+        s.kind = Symbol::Kind::kRetired;
+        s.message = d->message;
+        define(d->name, s);
+        m_->retired.push_back(model::Retired{d->name.name, d->message, d->name.span});
+        return;
+      }
       case DeclKind::kParam: return declare_param(d);
       case DeclKind::kConst: {
         const model::Expr* e = expr(d->value);
@@ -552,18 +1026,19 @@ class Checker {
         s.kind = Symbol::Kind::kConst;
         s.type = is_int(e->type) ? int_ : e->type;
         s.value = e->value;
+        s.from_params = params_in(d->value);
         define(d->name, s);
         return;
       }
       case DeclKind::kType: {
-        auto it = globals_.find(d->name.name);
-        if (it != globals_.end()) {
+        if (d->is_override) return finish_type_override(d);
+        if (declared_here(d->name.name)) {
           error(d->name.span, fmt::format("duplicate declaration of '{}' (first declared at {})", d->name.name,
-                                          where(it->second.span)));
+                                          where(here(d->name.name).span)));
         }
         Symbol s;
         s.kind = Symbol::Kind::kType;
-        s.type = type(d->type, d->name.name);
+        s.type = type(replacement_type(d), d->name.name);
         define(d->name, s);
         return;
       }
@@ -599,22 +1074,34 @@ class Checker {
         Symbol s;
         s.kind = Symbol::Kind::kVar;
         s.type = t;
-        if (globals_.count(d->name.name)) define(d->name, s);  // reports the duplicate
-        s.slot = allocate(d->name.name, t, init, init_span);
+        if (declared_here(d->name.name)) define(d->name, s);  // reports the duplicate
+        s.slot = allocate(display("var", d->name.name), t, init, init_span);
         define(d->name, s);
         return;
       }
       case DeclKind::kFn: return declare_fn(d);
-      case DeclKind::kProc: return declare_proc(d);
+      case DeclKind::kProc: return d->is_override ? override_proc(d) : declare_proc(d);
       case DeclKind::kProcess: return declare_process(d);
-      case DeclKind::kRule: return declare_rule(d);
+      case DeclKind::kRule: return d->is_override ? override_rule(d) : declare_rule(d);
       case DeclKind::kInvariant: {
-        if (auto [it, fresh] = invariant_spans_.emplace(d->name.name, d->name.span); !fresh) {
-          error(d->name.span, fmt::format("duplicate invariant '{}' (first declared at {})", d->name.name,
-                                          where(it->second)));
+        if (d->is_override) return override_invariant(d);
+        // Property names are global (reports, expect, disable, --property): one invariant per name in the program.
+        auto known = invariant_spans_.find(d->name.name);
+        if (known != invariant_spans_.end()) {
+          bool same_file = known->second.file == d->name.span.file;
+          error(d->name.span, fmt::format("duplicate invariant '{}' (first declared at {}){}", d->name.name,
+                                          where(known->second),
+                                          same_file ? "" : ": property names are global; to replace that one write "
+                                                           "'override invariant', or 'disable' it and give yours "
+                                                           "another name"));
         }
+        invariant_spans_.emplace(d->name.name, d->name.span);
         const model::Expr* e = expr(d->value);
         expect_bool(e, "an invariant");
+        if (disabled_.count(d->name.name)) {
+          note_disabled(d->name.name, "invariant");
+          return;
+        }
         m_->invariants.push_back(model::Invariant{d->name.name, d->name.span, e});
         return;
       }
@@ -628,27 +1115,31 @@ class Checker {
     if (def->op != Op::kConst) error(d->value->span, "a parameter's default must be a constant expression");
     expect_compatible(t, def, fmt::format("parameter '{}'", d->name.name));
     int64_t v = def->value;
-    for (const Setting& s : settings_) {
-      if (s.name != d->name.name) continue;
+    std::string shown = display("param", d->name.name);
+    for (Setting& s : settings_) {
+      if (s.name != d->name.name || s.target != current_file_) continue;
+      s.used = true;
       if (s.decl == nullptr) {
-        used_overrides_.insert(s.name);
-        v = parse_override(d->name.name, t, s.value);
+        s.matched = shown;
+        v = parse_override(s.written, t, s.value);
       } else {
-        used_settings_.insert(s.decl);
         try {
-          v = parse_override(d->name.name, t, s.value);
+          v = parse_override(s.written, t, s.value);
         } catch (const UsageError& e) {
-          error(s.decl->index.span, fmt::format("set {} = {}: {}", s.name, s.value,
+          error(s.decl->index.span, fmt::format("set {} = {}: {}", s.written, s.value,
                                                std::string(e.what()).substr(std::string(e.what()).find(": ") + 2)));
         }
       }
     }
     Symbol s;
     s.kind = Symbol::Kind::kConst;
+    s.is_param = true;
     s.type = is_int(t) ? int_ : t;
     s.value = v;
+    s.from_params.push_back(shown);
     define(d->name, s);
-    m_->params.emplace_back(d->name.name, model::render_scalar(t, v));
+    m_->params.emplace_back(shown, model::render_scalar(t, v));
+    param_values_[shown] = model::render_scalar(t, v);
   }
 
   int64_t parse_override(const std::string& name, const Type* t, const std::string& text) {
@@ -717,12 +1208,12 @@ class Checker {
     // The call expression's type is the declared result type; a body value outside it is a runtime error.
     fn_result_[&fn] = result;
     fn.body = body;
-    globals_[d->name.name].compiling = false;
+    here(d->name.name).compiling = false;
   }
 
   void declare_proc(const Decl* d) {
     model::Proc& p = m_->procs.emplace_back();
-    p.name = d->name.name;
+    p.name = display("proc", d->name.name);
     p.verbs = d->verbs;
     p.span = d->span;
     Symbol s;
@@ -734,7 +1225,7 @@ class Checker {
     declare_params_as_frames(d->params, &p.param_names, &p.param_frames, &p.param_types, "procedure");
     for (const ReplayCall& c : d->replay) p.replay.push_back(replay_op(c));
     p.body = atomic_block(d->body, "a procedure");
-    globals_[d->name.name].compiling = false;
+    here(d->name.name).compiling = false;
   }
 
   // Checks one `replay OP(args)` against the vocabulary (replay_ops.h): a known operation, its arity, and each
@@ -851,7 +1342,12 @@ class Checker {
   void declare_rule(const Decl* d) {
     for (const model::Rule& r : m_->rules) {
       if (r.name == d->name.name) {
-        error(d->name.span, fmt::format("duplicate rule '{}' (first declared at {})", r.name, where(r.span)));
+        // Rule names are global (actions in traces and coverage).
+        error(d->name.span, fmt::format("duplicate rule '{}' (first declared at {}){}", r.name, where(r.span),
+                                        r.span.file == current_file_
+                                            ? ""
+                                            : ": rule names are global; to replace that rule write 'override rule "
+                                              + r.name + "', to add one give it another name"));
       }
     }
     model::Rule r;
@@ -877,7 +1373,7 @@ class Checker {
   // ---------------------------------------------------------------- processes
   void declare_process(const Decl* d) {
     ProcessInfo info;
-    info.name = d->name.name;
+    info.name = display("process", d->name.name);
     std::vector<int64_t> index_values = {0};
     if (d->index_type != nullptr) {
       info.index_type = type(d->index_type);
@@ -1212,17 +1708,31 @@ class Checker {
         expect_bool(st->rhs, "a require condition");
         return st;
       }
+      // A disabled property's fail/assert does nothing (docs/language.md, "Properties"): the step goes on.
       case StmtKind::kFail: {
+        std::string property = s->name.name.empty() ? "assertion" : s->name.name;
+        fail_names_.insert(property);
+        if (disabled_.count(property)) {
+          note_disabled(property, "fail");
+          return new_stmt(SOp::kSkip, s->span);
+        }
         model::Stmt* st = new_stmt(SOp::kFail, s->span);
-        st->property = s->name.name.empty() ? "assertion" : s->name.name;
+        st->property = property;
         st->message = interpolate(s->message, s->span);
         return st;
       }
       case StmtKind::kAssert: {
+        const model::Expr* cond = expr(s->expr);
+        expect_bool(cond, "an assertion");
+        std::string property = s->name.name.empty() ? "assertion" : s->name.name;
+        fail_names_.insert(property);
+        if (disabled_.count(property)) {
+          note_disabled(property, "fail");
+          return new_stmt(SOp::kSkip, s->span);
+        }
         model::Stmt* st = new_stmt(SOp::kAssert, s->span);
-        st->rhs = expr(s->expr);
-        expect_bool(st->rhs, "an assertion");
-        st->property = s->name.name.empty() ? "assertion" : s->name.name;
+        st->rhs = cond;
+        st->property = property;
         st->message = s->message.empty() ? std::string(sources_.text(s->expr->span)) : interpolate(s->message, s->span);
         return st;
       }
@@ -1241,7 +1751,7 @@ class Checker {
   const model::Stmt* call_stmt(const Stmt* s) {
     const Expr* call = s->expr;
     const std::string& name = call->name.name;
-    if (name == "push" || name == "pop" || name == "clear") {
+    if (call->name.module.empty() && (name == "push" || name == "pop" || name == "clear")) {
       size_t want = name == "push" ? 2 : 1;
       if (call->args.size() != want) {
         error(call->span, fmt::format("{}() takes {} argument{}, {} given", name, want, want == 1 ? "" : "s",
@@ -1264,13 +1774,13 @@ class Checker {
       }
       return st;
     }
-    if (find_local(name) == nullptr) {
-      auto it = globals_.find(name);
-      if (it != globals_.end() && it->second.kind == Symbol::Kind::kProc) {
-        if (it->second.compiling) {
+    if (find_local(call->name) == nullptr) {
+      const Symbol* sym = lookup(call->name);
+      if (sym != nullptr && sym->kind == Symbol::Kind::kProc) {
+        if (sym->compiling) {
           error(call->name.span, fmt::format("procedure '{}' calls itself; procedures may not recurse", name));
         }
-        const model::Proc* p = it->second.proc;
+        const model::Proc* p = sym->proc;
         if (call->args.size() != p->param_types.size()) {
           error(call->span, fmt::format("procedure '{}' takes {} argument{}, {} given", name, p->param_types.size(),
                                         p->param_types.size() == 1 ? "" : "s", call->args.size()));
@@ -1285,11 +1795,15 @@ class Checker {
         }
         return st;
       }
-      if (it != globals_.end() && it->second.kind == Symbol::Kind::kFn) {
+      if (sym != nullptr && sym->kind == Symbol::Kind::kFn) {
         error(call->name.span, fmt::format("'{}' is a function (pure); calling it as a statement has no effect", name));
       }
+      if (sym != nullptr) {
+        error(call->name.span, fmt::format("'{}' is a {} (declared at {}), not a procedure", qualified(call->name),
+                                           kind_name(*sym), where(sym->span)));
+      }
     }
-    error(call->name.span, fmt::format("unknown procedure '{}'", name));
+    error(call->name.span, fmt::format("unknown procedure '{}'", qualified(call->name)));
   }
 
   // ---------------------------------------------------------------- expressions
@@ -1347,10 +1861,10 @@ class Checker {
         return fold(e);
       }
       case ExprKind::kIndex: {
-        if (x->a->kind == ExprKind::kName && find_local(x->a->name.name) == nullptr) {
-          auto fam = globals_.find(x->a->name.name);
-          if (fam != globals_.end() && fam->second.kind == Symbol::Kind::kFamily) {
-            return family_value(fam->second, x->a->name.name, x->b, x->span);
+        if (x->a->kind == ExprKind::kName && find_local(x->a->name) == nullptr) {
+          const Symbol* fam = lookup(x->a->name);
+          if (fam != nullptr && fam->kind == Symbol::Kind::kFamily) {
+            return family_value(*fam, x->a->name.name, x->b, x->span);
           }
         }
         const model::Expr* base = expr(x->a);
@@ -1419,7 +1933,7 @@ class Checker {
 
   const model::Expr* name_expr(const Expr* x) {
     const std::string& n = x->name.name;
-    if (const Local* l = find_local(n)) {
+    if (const Local* l = find_local(x->name)) {
       switch (l->kind) {
         case Local::Kind::kConst: return constant(l->value, l->type, x->span);
         case Local::Kind::kFrame: {
@@ -1434,9 +1948,9 @@ class Checker {
         }
       }
     }
-    auto it = globals_.find(n);
-    if (it == globals_.end()) error(x->span, fmt::format("unknown name '{}'", n));
-    const Symbol& s = it->second;
+    const Symbol* found = lookup(x->name);
+    if (found == nullptr) error(x->span, fmt::format("unknown name '{}'", qualified(x->name)));
+    const Symbol& s = *found;
     switch (s.kind) {
       case Symbol::Kind::kConst: return constant(s.value, s.type, x->span);
       case Symbol::Kind::kFamily: {
@@ -1457,6 +1971,7 @@ class Checker {
       case Symbol::Kind::kProc: error(x->span, fmt::format("'{}' must be called with arguments: {}(...)", n, n));
       case Symbol::Kind::kProcess:
         error(x->span, fmt::format("'{}' is a process; use {}@LABEL to ask where it stands", n, n));
+      case Symbol::Kind::kRetired: break;  // lookup() reported it
     }
     error(x->span, "internal: unknown symbol");
   }
@@ -1533,7 +2048,9 @@ class Checker {
       if (!is_location(q)) error(x->args[0]->span, fmt::format("{}() needs a variable", n));
       return q;
     };
-    if (find_local(n) == nullptr && !globals_.count(n)) {
+    const Symbol* callee = find_local(x->name) == nullptr ? lookup(x->name) : nullptr;
+    if (find_local(x->name) == nullptr && callee == nullptr) {
+      if (!x->name.module.empty()) error(x->name.span, fmt::format("unknown function '{}'", qualified(x->name)));
       if (n == "len" || n == "empty" || n == "full") {
         nargs(1);
         const model::Expr* q = queue_arg();
@@ -1566,16 +2083,16 @@ class Checker {
       }
       error(x->name.span, fmt::format("unknown function '{}'", n));
     }
-    auto it = globals_.find(n);
-    if (find_local(n) != nullptr || it == globals_.end() ||
-        (it->second.kind != Symbol::Kind::kFn && it->second.kind != Symbol::Kind::kProc)) {
-      error(x->name.span, fmt::format("'{}' is not a function", n));
+    if (callee == nullptr || (callee->kind != Symbol::Kind::kFn && callee->kind != Symbol::Kind::kProc)) {
+      error(x->name.span, callee == nullptr ? fmt::format("'{}' is not a function", n)
+                                            : fmt::format("'{}' is a {} (declared at {}), not a function", n,
+                                                          kind_name(*callee), where(callee->span)));
     }
-    if (it->second.kind == Symbol::Kind::kProc) {
+    if (callee->kind == Symbol::Kind::kProc) {
       error(x->name.span, fmt::format("'{}' is a procedure: it is a statement, not an expression", n));
     }
-    if (it->second.compiling) error(x->name.span, fmt::format("function '{}' calls itself; functions may not recurse", n));
-    const model::Fn* fn = it->second.fn;
+    if (callee->compiling) error(x->name.span, fmt::format("function '{}' calls itself; functions may not recurse", n));
+    const model::Fn* fn = callee->fn;
     if (x->args.size() != fn->param_types.size()) {
       error(x->span, fmt::format("function '{}' takes {} argument{}, {} given", n, fn->param_types.size(),
                                  fn->param_types.size() == 1 ? "" : "s", x->args.size()));
@@ -1598,12 +2115,12 @@ class Checker {
       p = p->a;
     }
     if (p->kind != ExprKind::kName) error(p->span, "the left side of '@' must be a process name or P[index]");
-    auto it = globals_.find(p->name.name);
-    if (it == globals_.end()) error(p->span, fmt::format("unknown process '{}'", p->name.name));
-    if (it->second.kind != Symbol::Kind::kProcess) {
-      error(p->span, fmt::format("'{}' is not a process (declared at {})", p->name.name, where(it->second.span)));
+    const Symbol* sym = lookup(p->name);
+    if (sym == nullptr) error(p->span, fmt::format("unknown process '{}'", qualified(p->name)));
+    if (sym->kind != Symbol::Kind::kProcess) {
+      error(p->span, fmt::format("'{}' is not a process (declared at {})", p->name.name, where(sym->span)));
     }
-    const ProcessInfo& info = process_infos_[it->second.process];
+    const ProcessInfo& info = process_infos_[sym->process];
     auto lt = info.label_pc.find(x->name.name);
     if (lt == info.label_pc.end()) {
       std::string known;
@@ -1631,26 +2148,49 @@ class Checker {
   }
 
   struct Setting {
-    std::string name, value;
-    const Decl* decl;  // the `set` declaration, or nullptr for --param
+    std::string written;  // as written: "max_recv", "rdma::max_recv"
+    std::string name;     // the param's own name
+    std::string value;
+    const Decl* decl;     // the `set` declaration, or nullptr for --param
+    int target = -1;      // the file whose param it sets (-1: no file declares one by that name)
+    bool used = false;
+    std::string matched;  // --param: the display name of the param it set
+  };
+  struct Disabled {
+    const Decl* decl;
+    Span span;            // the name in the `disable` declaration
+    std::string kind;     // filled when the property is met: "invariant", "fail", "deadlock"
   };
   const SourceManager& sources_;
-  const ParamOverrides& overrides_;
+  const ParamOverrides& param_overrides_;
   std::vector<Setting> settings_;
   Span current_decl_span_;
-  std::set<const Decl*> used_settings_;
-  std::set<std::string> used_overrides_;
+  std::unique_ptr<ImportGraph> graph_;
+  int main_file_ = -1;
+  int current_file_ = -1;             // the file of the declaration being checked: names resolve from it
+  std::map<std::string, std::vector<int>> param_files_;  // files declaring a param (or retired name) by that name
+  std::map<std::pair<int, std::string>, Span> param_spans_;
+  std::map<std::string, std::vector<int>> type_files_;   // files declaring a type by that name
+  std::map<std::pair<std::string, std::string>, std::set<int>> kind_files_;  // (kind, name) -> declaring files
+  std::map<std::string, std::string> param_values_;      // display name -> value as rendered
+  std::map<std::string, Disabled> disabled_;
+  std::vector<std::string> disabled_order_;
+  std::set<std::string> fail_names_;                     // every fail/assert property met
+  std::map<std::string, Span> invariant_spans_;          // every invariant declared (disabled ones too)
+  std::map<std::pair<int, std::string>, const Decl*> type_overrides_;  // (file, type) -> its override
+  std::set<const Decl*> applied_type_overrides_;
+  std::map<const model::Proc*, Span> replaced_;          // procs replaced by an override, and where
+  std::map<std::string, Span> replaced_rules_;           // rules ("invariant N" for invariants) replaced
   std::unique_ptr<model::Model> m_;
   std::vector<Diagnostic> warnings_;
   const Type* bool_;
   const Type* int_;
-  std::unordered_map<std::string, Symbol> globals_;
+  std::unordered_map<std::string, std::map<int, Symbol>> globals_;  // name -> declaring file -> symbol
   std::vector<std::unordered_map<std::string, Local>> scopes_;
   std::vector<ProcessInfo> process_infos_;
   std::map<const model::Fn*, const Type*> fn_result_;
   std::map<std::pair<const Type*, int64_t>, const model::Fn*> family_fns_;  // F(i) of each indexed family
   std::map<const Type*, const model::Fn*> index_fns_;                        // index(x) per indexed enum
-  std::unordered_map<std::string, Span> invariant_spans_;  // name -> the first declaration (duplicates: linear)
   // per process instance being compiled
   std::vector<Node> nodes_;
   std::map<std::string, int> labels_;

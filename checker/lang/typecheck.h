@@ -18,11 +18,16 @@ using ParamOverrides = std::vector<std::pair<std::string, std::string>>;
 
 struct Compiled {
   std::unique_ptr<model::Model> model;
-  std::vector<Diagnostic> warnings;  // e.g. unreachable statements
+  std::vector<Diagnostic> warnings;  // e.g. unreachable statements, a name that shadows an imported one
+  // Per --param override, in order: the name the param it set is shown under in model->params ("max_recv", or
+  // "rdma::max_recv" when two files declare a param by that name).
+  std::vector<std::string> param_targets;
 };
 
-// Checks `program` and compiles it. Throws SpecError listing every error found in the first failing declaration
-// (with file:line:col), and UsageError for an unknown parameter name or a bad --param value.
+// Checks `program` and compiles it. Names resolve file by file (resolve.h); `disable`d properties are left out of
+// the model (docs/language.md, "Properties"); `override`s replace the imported declarations they name. Throws
+// SpecError listing every error found in the first failing declaration (with file:line:col), and UsageError for an
+// unknown, ambiguous or retired parameter name or a bad --param value (a NAME may be qualified: rdma::max_recv).
 Compiled typecheck(const Program& program, const SourceManager& sources, const ParamOverrides& params);
 
 }  // namespace qpcheck::lang

@@ -238,3 +238,111 @@ TEST_CASE("typecheck: indexed enum constants are checked") {
 
 }  // namespace
 }  // namespace qpcheck::lang
+
+#include <filesystem>
+#include <fstream>
+
+#include "checker/lang/parser.h"
+
+namespace qpcheck::lang {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Files of a program on disk (imports are resolved relative to the importing file, as for a user's specs).
+struct Files {
+  fs::path dir;
+  Files() {
+    const char* tmp = std::getenv("TEST_TMPDIR");
+    dir = fs::path(tmp ? tmp : "/tmp") / fs::path("modules_" + std::to_string(counter++));
+    fs::remove_all(dir);
+    fs::create_directories(dir / "lib");
+  }
+  void add(const std::string& name, const std::string& text) { std::ofstream(dir / name) << text; }
+  static inline int counter = 0;
+};
+
+struct Loaded {
+  SourceManager sources;
+  Ast ast;
+  Compiled compiled;
+  std::string error;  // first diagnostic, rendered like first_error; or the UsageError's message
+};
+
+std::unique_ptr<Loaded> load(const Files& f, const std::string& main, const ParamOverrides& params = {}) {
+  auto l = std::make_unique<Loaded>();
+  try {
+    Program p = load_program(l->sources, l->ast, (f.dir / main).string(), {});
+    l->compiled = typecheck(p, l->sources, params);
+  } catch (const SpecError& e) {
+    const Diagnostic& d = e.diagnostics().front();
+    l->error = fs::path(l->sources.location(d.span)).filename().string() + ": error: " + d.message;
+  } catch (const UsageError& e) {
+    l->error = e.what();
+  }
+  return l;
+}
+
+TEST_CASE("modules: a spec's param may share a library's name; each is set by its own name") {
+  Files f;
+  f.add("lib/net.qpspec", "param depth: 1..4 = 2;\nvar used: 0..depth;\nretired max_buffers \"renamed to depth\";\n");
+  f.add("main.qpspec", "import \"lib/net.qpspec\";\nparam depth: 0..9 = 5;\nset net::depth = 3;\n"
+                       "var x: 0..depth;\nprocess p { x = depth; used = net::depth; }\n");
+  auto l = load(f, "main.qpspec");
+  REQUIRE(l->error == "");
+  const auto& params = l->compiled.model->params;
+  REQUIRE(params.size() == 2);
+  CHECK(params[0] == std::make_pair(std::string("net::depth"), std::string("3")));  // the library's, qualified
+  CHECK(params[1] == std::make_pair(std::string("depth"), std::string("5")));       // the main spec's, plain
+  // Units (trace names) of vars are plain unless two files declare one by that name.
+  CHECK(l->compiled.model->units[0].name == "used");
+  // --param: the plain name is the main spec's; the library's is written with its module.
+  auto a = load(f, "main.qpspec", {{"depth", "7"}, {"net::depth", "4"}});
+  REQUIRE(a->error == "");
+  CHECK(a->compiled.model->params[0].second == "4");
+  CHECK(a->compiled.model->params[1].second == "7");
+  CHECK(a->compiled.param_targets == std::vector<std::string>{"depth", "net::depth"});
+  // A retired name, and a module that does not exist.
+  CHECK(load(f, "main.qpspec", {{"max_buffers", "2"}})->error ==
+        "--param max_buffers=2: 'max_buffers' is retired (at " + (f.dir / "lib/net.qpspec").string() +
+            ":3:9): renamed to depth");
+  CHECK(load(f, "main.qpspec", {{"nosuch::depth", "2"}})->error.find("no module 'nosuch'") != std::string::npos);
+}
+
+TEST_CASE("modules: an imported name declared by two files that do not import each other is ambiguous only when "
+          "used") {
+  Files f;
+  f.add("lib/a.qpspec", "param depth: 1..4 = 2;\nfn f(): 0..3 = 1;\n");
+  f.add("lib/b.qpspec", "param depth: 1..4 = 3;\nfn f(): 0..3 = 2;\n");
+  f.add("ok.qpspec", "import \"lib/a.qpspec\";\nimport \"lib/b.qpspec\";\nvar x: 0..3;\n"
+                     "process p { x = a::f() + b::f(); }\n");
+  auto ok = load(f, "ok.qpspec");
+  CHECK(ok->error == "");
+  CHECK(ok->compiled.model->params[0].first == "a::depth");
+  CHECK(ok->compiled.model->params[1].first == "b::depth");
+  f.add("bad.qpspec", "import \"lib/a.qpspec\";\nimport \"lib/b.qpspec\";\nvar x: 0..3;\nprocess p { x = f(); }\n");
+  CHECK(load(f, "bad.qpspec")->error ==
+        "bad.qpspec:4:17: error: 'f' is ambiguous here: it is declared at " + (f.dir / "lib/a.qpspec").string() +
+            ":2:4 (write a::f) and " + (f.dir / "lib/b.qpspec").string() +
+            ":2:4 (write b::f), and neither of those files imports the other");
+  CHECK(load(f, "ok.qpspec", {{"depth", "1"}})->error.find("--param depth=1: 'depth' is ambiguous here") == 0);
+}
+
+TEST_CASE("modules: a file imported through another is seen, and the nearer declaration shadows the farther") {
+  Files f;
+  f.add("lib/base.qpspec", "fn limit(): 0..3 = 1;\nvar seen: 0..3;\nproc note() { seen = limit(); }\n");
+  f.add("lib/mid.qpspec", "import \"base.qpspec\";\nfn limit(): 0..3 = 2;\n");
+  f.add("main.qpspec", "import \"lib/mid.qpspec\";\nvar x: 0..3;\nprocess p { note(); x = limit(); }\n"
+                       "invariant base_kept: seen != 2;\ninvariant mid_seen: x != 1;\n");
+  auto l = load(f, "main.qpspec");
+  REQUIRE(l->error == "");
+  // mid's limit shadows base's for main (mid imports base), base's own note() keeps base's limit.
+  model::ModelSystem sys(*l->compiled.model);
+  explore::Result r = explore::explore(sys, {});
+  CHECK(r.outcome == explore::Outcome::kHolds);
+  REQUIRE(l->compiled.warnings.size() == 1);
+  CHECK(l->compiled.warnings[0].message.rfind("'limit' shadows the function 'limit' of module base", 0) == 0);
+}
+
+}  // namespace
+}  // namespace qpcheck::lang

@@ -27,6 +27,28 @@ void Machine::runtime_error(Span span, std::string message) {
   throw StepFailure{"runtime_error", std::move(message), span};
 }
 
+namespace {
+
+// " (0..4 is set by param max_recv = 4: raise it with --param max_recv=N)" for a type whose bound a parameter set.
+std::string bound_hint(const Type* t, const std::string& what) {
+  return t->bound_note.empty() ? std::string() : fmt::format(" ({} is {})", what, t->bound_note);
+}
+
+}  // namespace
+
+std::string Machine::unit_name(int64_t slot) const {
+  // Units are in slot order; the one starting at or before `slot` holds it (a queue unit covers its elements).
+  const std::vector<Unit>& units = model_.units;
+  auto it = std::upper_bound(units.begin(), units.end(), slot,
+                             [](int64_t s, const Unit& u) { return s < u.first_slot; });
+  if (it == units.begin()) return "";
+  --it;
+  if (it->first_slot == slot || (it->type->kind == TypeKind::kQueue && slot < it->first_slot + it->type->slots)) {
+    return it->name;
+  }
+  return "";
+}
+
 size_t Machine::bind_args(const std::vector<const Expr*>& args, const std::vector<const Type*>& types,
                           const std::vector<int>& frames, const std::string& callee, int64_t* vals) {
   // All arguments are evaluated before any is bound, so a nested call of the same callee stays correct.
@@ -34,8 +56,8 @@ size_t Machine::bind_args(const std::vector<const Expr*>& args, const std::vecto
   for (size_t i = 0; i < n; ++i) vals[i] = eval(args[i]);
   for (size_t i = 0; i < n; ++i) {
     if (vals[i] < types[i]->lo || vals[i] > types[i]->hi) {
-      runtime_error(args[i]->span,
-                    fmt::format("argument {} of {}() out of range {}", vals[i], callee, type_name(types[i])));
+      runtime_error(args[i]->span, fmt::format("argument {} of {}() out of range {}{}", vals[i], callee,
+                                               type_name(types[i]), bound_hint(types[i], type_name(types[i]))));
     }
     frame[frames[i]] = vals[i];
   }
@@ -49,8 +71,10 @@ int64_t Machine::loc_node(const Expr* e) {
     case Op::kIndex: {
       int64_t i = eval(e->b);
       if (i < e->lo || i >= e->lo + e->count) {
-        runtime_error(e->b->span, fmt::format("index {} out of range {}..{}", render_scalar(e->b->type, i), e->lo,
-                                              e->lo + e->count - 1));
+        const Type* index = e->a->type->kind == TypeKind::kArray ? e->a->type->index : nullptr;
+        runtime_error(e->b->span, fmt::format("index {} out of range {}..{}{}", render_scalar(e->b->type, i), e->lo,
+                                              e->lo + e->count - 1,
+                                              index ? bound_hint(index, "the index type " + type_name(index)) : ""));
       }
       return loc(e->a) + (i - e->lo) * e->stride;
     }
@@ -168,7 +192,9 @@ int64_t Machine::eval_node(const Expr* e) {
 
 void Machine::store(int64_t slot, int64_t value, const Type* t, Span span) {
   if (value < t->lo || value > t->hi) {
-    runtime_error(span, fmt::format("value {} out of range {} for the assignment", value, type_name(t)));
+    std::string unit = unit_name(slot);
+    runtime_error(span, fmt::format("value {} out of range {} for the assignment{}{}", value, type_name(t),
+                                    unit.empty() ? "" : " to " + unit, bound_hint(t, type_name(t))));
   }
   set(slot, value);
 }
@@ -246,7 +272,9 @@ bool Machine::exec_one(const Stmt* s) {
       const Type* qt = s->lhs->type;
       int64_t q = loc(s->lhs);
       if (state[q] >= qt->capacity) {
-        runtime_error(s->span, fmt::format("push onto a full queue (capacity {})", qt->capacity));
+        std::string unit = unit_name(q);
+        runtime_error(s->span, fmt::format("push onto the full queue {}(capacity {}{})", unit.empty() ? "" : unit + " ",
+                                           qt->capacity, qt->bound_note.empty() ? "" : " " + qt->bound_note));
       }
       int64_t dst = q + 1 + state[q] * qt->elem->slots;
       if (qt->elem->scalar()) {
@@ -260,7 +288,10 @@ bool Machine::exec_one(const Stmt* s) {
     case SOp::kPop: {
       const Type* qt = s->lhs->type;
       int64_t q = loc(s->lhs);
-      if (state[q] == 0) runtime_error(s->span, "pop from an empty queue");
+      if (state[q] == 0) {
+        std::string unit = unit_name(q);
+        runtime_error(s->span, unit.empty() ? "pop from an empty queue" : "pop from the empty queue " + unit);
+      }
       int es = qt->elem->slots;
       int64_t n = state[q];
       for (int64_t i = 0; i + 1 < n; ++i) {

@@ -88,6 +88,8 @@ class Machine {
   void reset(int64_t first, const Type* t);
   bool exec_one(const Stmt* s);
   [[noreturn]] void runtime_error(Span span, std::string message);
+  // The rendering unit (variable leaf or whole queue) holding state slot `slot`, "" if none: for messages.
+  std::string unit_name(int64_t slot) const;
   void poll() {
     if ((++ticks_ & 4095) == 0 && (deadline || interrupt != nullptr) && expired()) throw DeadlineExceeded{};
   }

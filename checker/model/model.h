@@ -36,6 +36,10 @@ struct Type {
   const Type* elem = nullptr;             // kArray, kQueue
   int capacity = 0;                       // kQueue
   int slots = 1;                          // number of scalar slots a value occupies (a queue: 1 length + elements)
+  // A range bound or queue capacity computed from parameters: which ones and how to change them, for the runtime
+  // error of a value or push that does not fit ("set by param max_recv = 4; raise it with --param max_recv=N").
+  // Empty when the bounds are literals.
+  std::string bound_note;
   bool scalar() const { return kind == TypeKind::kBool || kind == TypeKind::kInt || kind == TypeKind::kEnum; }
   int64_t count() const { return hi - lo + 1; }  // scalars: number of values
 };
@@ -174,6 +178,30 @@ struct Unit {
   int process = -1;                   // >= 0: this unit is that process instance's program counter
 };
 
+// A declaration of an imported file that the spec replaced with `override` (shown in the report's header).
+struct Override {
+  std::string kind;                   // "proc", "rule", "type", "invariant"
+  std::string name;                   // as displayed
+  Span original;                      // the replaced declaration
+  Span by;                            // the override
+};
+
+// A property named by `disable` (not checked: an invariant is not evaluated, a fail/assert of it does nothing,
+// deadlock is not reported) or by `check` (only the properties so named are checked).
+struct PropertyChoice {
+  std::string name;
+  std::string kind;                   // "invariant", "fail", "deadlock", "runtime_error"
+  Span by;                            // the `disable` / `check` declaration
+  std::string reason;                 // disable: the reason written after the names, if any
+};
+
+// `retired NAME "message";`: any use of NAME is an error with the message.
+struct Retired {
+  std::string name;
+  std::string message;
+  Span span;
+};
+
 struct Model {
   // owners
   std::deque<Type> types;
@@ -191,7 +219,17 @@ struct Model {
   std::vector<Invariant> invariants;
   int frame_size = 0;                 // number of bound-variable frames
   std::vector<std::pair<std::string, std::string>> params;  // name, value as rendered, declaration order
+  std::vector<Override> overrides;    // in the order the overrides are declared
+  std::vector<PropertyChoice> disabled;  // `disable`: not checked, whichever engine runs
+  std::vector<PropertyChoice> checks;    // `check`: when any, only these are checked (and reported)
+  std::vector<Retired> retired;
   const lang::SourceManager* sources = nullptr;
+  bool deadlock_disabled() const {
+    for (const PropertyChoice& d : disabled) {
+      if (d.name == "deadlock") return true;
+    }
+    return false;
+  }
 };
 
 }  // namespace qpcheck::model

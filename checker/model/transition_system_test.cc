@@ -86,7 +86,7 @@ TEST_CASE("execution: require disables a step; runtime errors are step failures"
   explore::Result r = testing::check(*c);
   REQUIRE(r.outcome == explore::Outcome::kViolated);
   CHECK(r.violation->property == "runtime_error");
-  CHECK(r.violation->message == "value 7 out of range 0..2 for the assignment");
+  CHECK(r.violation->message == "value 7 out of range 0..2 for the assignment to x");
   CHECK(r.path.actions.size() == 4);  // inc, inc, await, over (fails)
 }
 

@@ -225,6 +225,18 @@ json to_summary(const std::vector<gate::SpecResult>& results) {
     json js = {{"spec", s.spec}};
     js["error"] = s.error_code ? json(s.error) : json(nullptr);
     js["warnings"] = s.warnings;
+    auto source = [](const trace::SourceRef& r) {
+      return r.file.empty() ? json(nullptr) : json{{"file", r.file}, {"line", r.line}, {"col", r.col}, {"text", r.text}};
+    };
+    js["not_checked"] = json::array();
+    for (const trace::PropertyNote& n : s.not_checked) {
+      js["not_checked"].push_back({{"name", n.name}, {"by", n.by}, {"at", source(n.at)}, {"reason", n.reason}});
+    }
+    js["overrides"] = json::array();
+    for (const trace::OverrideNote& o : s.overrides) {
+      js["overrides"].push_back({{"kind", o.kind}, {"name", o.name}, {"original", source(o.original)},
+                                 {"by", source(o.by)}});
+    }
     json configs = json::array();
     for (const gate::ConfigResult& c : s.configs) {
       json params = json::object();
@@ -309,6 +321,18 @@ std::string to_text(const std::vector<gate::SpecResult>& results, bool coverage)
       if (violated.empty()) violated = "-";
       out += fmt::format("{:<{}}  {:<{}}  {:<8}  {}\n", s.spec, wspec, c.name, wconf,
                          bad ? "FAIL" : unknown ? "UNKNOWN" : "ok", violated);
+      if (&c == &s.configs.front()) {
+        for (const trace::PropertyNote& n : s.not_checked) {
+          out += fmt::format("    not checked: {} ({}{}{})\n", n.name,
+                             n.by == "disable" ? "disabled at " + where(n.at)
+                             : n.by == "check" ? "not named by the check at " + where(n.at)
+                                               : n.by,
+                             n.reason.empty() ? "" : ": ", n.reason);
+        }
+        for (const trace::OverrideNote& o : s.overrides) {
+          out += fmt::format("    replaced: {} {} of {} by {}\n", o.kind, o.name, where(o.original), where(o.by));
+        }
+      }
       if (coverage) {
         for (const gate::PropertyResult& p : c.properties) {
           if (p.vacuous) out += fmt::format("    vacuous: {}: {}\n", p.name, p.vacuity);

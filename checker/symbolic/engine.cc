@@ -102,13 +102,12 @@ class Engine {
           r.result.outcome = explore::Outcome::kHolds;
           r.induction_k = k;
           r.reason = fmt::format("proved by k-induction with k={}{}", k, opt_.simple_path ? " (simple paths)" : "");
-          progress(fmt::format("{}: k={}: induction step holds: proved ({:.2f} s)", name, k, since(t0)));
+          progress(k, fmt::format("k={}: induction step holds: proved ({:.2f} s)", k, since(t0)), r);
           return done(r);
         }
         step_note = fmt::format("; induction step fails (counterexample to induction of {} steps)", k + 1);
       }
-      progress(fmt::format("{}: depth {}: no counterexample of length {}{} ({:.2f} s)", name, k, k, step_note,
-                           since(t0)));
+      progress(k, fmt::format("no counterexample of length {}{} ({:.2f} s)", k, step_note, since(t0)), r);
     }
     r.result.outcome = explore::Outcome::kInconclusive;
     r.result.limit = fmt::format("no violation up to depth {}", opt_.depth);
@@ -170,19 +169,22 @@ class Engine {
       f.effects.push_back(enc_->action(f.st, a));
       Effect& e = f.effects.back();
       z3::expr fails = e.failed;
-      if (!opt_.property.empty()) {
-        auto it = e.failed_by.find(opt_.property);
-        fails = it == e.failed_by.end() ? ctx_.bool_val(false) : it->second;
+      if (!opt_.properties.empty()) {
+        fails = ctx_.bool_val(false);
+        for (const std::string& p : opt_.properties) {
+          auto it = e.failed_by.find(p);
+          if (it != e.failed_by.end()) fails = enc_->bor(fails, it->second);
+        }
       }
       f.fail = enc_->bor(f.fail, fails);
       none_enabled = enc_->band(none_enabled, enc_->bnot(enc_->bor(e.ok, e.failed)));
     }
     f.inv_bad = ctx_.bool_val(false);
     for (size_t i = 0; i < base_model_->invariants.size(); ++i) {
-      if (!opt_.property.empty() && base_model_->invariants[i].name != opt_.property) continue;
+      if (!opt_.checks(base_model_->invariants[i].name)) continue;
       f.inv_bad = enc_->bor(f.inv_bad, enc_->invariant_violated(f.st, i));
     }
-    bool deadlock = opt_.property.empty() ? opt_.check_deadlock : opt_.property == "deadlock";
+    bool deadlock = opt_.deadlock();
     f.dead = deadlock ? enc_->band(none_enabled, enc_->bnot(enc_->valid_end(f.st))) : ctx_.bool_val(false);
   }
 
@@ -306,13 +308,14 @@ class Engine {
   std::optional<uint32_t> failing_action(const z3::model& m, const Frame& f) {
     for (size_t id = 0; id < f.effects.size(); ++id) {
       const Effect& e = f.effects[id];
-      z3::expr fails = e.failed;
-      if (!opt_.property.empty()) {
-        auto it = e.failed_by.find(opt_.property);
-        if (it == e.failed_by.end()) continue;
-        fails = it->second;
+      if (opt_.properties.empty()) {
+        if (m.eval(e.failed, true).is_true()) return static_cast<uint32_t>(id);
+        continue;
       }
-      if (m.eval(fails, true).is_true()) return static_cast<uint32_t>(id);
+      for (const std::string& p : opt_.properties) {
+        auto it = e.failed_by.find(p);
+        if (it != e.failed_by.end() && m.eval(it->second, true).is_true()) return static_cast<uint32_t>(id);
+      }
     }
     return std::nullopt;
   }
@@ -331,7 +334,7 @@ class Engine {
       p.actions.push_back(actions[i]);
       bool last = i + 1 == actions.size();
       if (cap.failure_v) {
-        if (last && failing && (opt_.property.empty() || cap.failure_v->property == opt_.property)) {
+        if (last && failing && opt_.checks(cap.failure_v->property)) {
           return {p, cap.failure_v};
         }
         throw EncodingMismatch(fmt::format("symbolic counterexample disagrees with the explicit semantics: step {} "
@@ -353,13 +356,13 @@ class Engine {
   // The violation of the last state of `p` (invariant or deadlock), concretely.
   std::optional<Violation> state_violation(model::ModelSystem& sys, const std::vector<uint64_t>& s) {
     const model::Model& m = sys.model();
-    if (opt_.property.empty()) {
+    if (opt_.properties.empty()) {
       if (auto v = sys.check_invariants(s.data())) return v;
     } else {
       model::Machine mach(m);
       mach.state = sys.unpack(s.data());
       for (const model::Invariant& inv : m.invariants) {
-        if (inv.name != opt_.property) continue;
+        if (!opt_.checks(inv.name)) continue;
         try {
           if (!mach.eval(inv.expr)) {
             return Violation{Violation::Kind::kInvariant, inv.name, fmt::format("invariant {} is false", inv.name),
@@ -371,7 +374,7 @@ class Engine {
         }
       }
     }
-    bool deadlock = opt_.property.empty() ? opt_.check_deadlock : opt_.property == "deadlock";
+    bool deadlock = opt_.deadlock();
     if (deadlock) {
       model::SuccessorSink* none = nullptr;
       struct Count : model::SuccessorSink {
@@ -440,7 +443,7 @@ class Engine {
   // ------------------------------------------------------------------ outcomes
   Result finish(Result& r, int k) {
     r.depth = k;
-    progress(fmt::format("{}: depth {}: counterexample of length {}", opt_.mode == Mode::kBmc ? "bmc" : "kind", k, k));
+    progress(k, fmt::format("counterexample of length {}", k), r);
     return done(r);
   }
   Result unknown(Result& r, const std::string& name, int k, const char* what, const std::string& why) {
@@ -451,7 +454,7 @@ class Engine {
     r.result.limit = fmt::format("solver returned unknown at depth {} ({}): {}{}", k, what, why,
                                  limits.empty() ? "" : fmt::format(" (per-call limits: {})", limits));
     r.reason = r.result.limit;
-    progress(fmt::format("{}: depth {}: {}: unknown ({})", name, k, what, why));
+    progress(k, fmt::format("{}: unknown ({})", what, why), r);
     return done(r);
   }
   Result done(Result& r) {
@@ -460,8 +463,20 @@ class Engine {
     r.result.stats.peak_rss_bytes = explore::peak_rss_bytes();
     return r;
   }
-  void progress(const std::string& line) {
-    if (opt_.progress != nullptr) *opt_.progress << line << "\n" << std::flush;
+  void progress(int depth, std::string event, const Result& r) {
+    if (!opt_.progress) return;
+    Progress p;
+    p.engine = opt_.mode == Mode::kBmc ? "bmc" : "kind";
+    p.depth = depth;
+    p.max_depth = opt_.depth;
+    p.seconds = since(start_);
+    p.undecided = static_cast<int>(r.remaining.size());
+    p.members = n_members_;
+    p.event = std::move(event);
+    opt_.progress(p);
+  }
+  void notice(const std::string& line) {
+    if (opt_.notices != nullptr) *opt_.notices << line << "\n" << std::flush;
   }
 
   // Checks; when the finite-domain solver gives up on a term it cannot bit-blast (division or multiplication of two
@@ -473,7 +488,8 @@ class Engine {
     general.set(params_);
     for (const z3::expr& a : log(s)) general.add(a);
     s = general;
-    progress("symbolic: the finite-domain solver gave up (non-linear arithmetic?); continuing with Z3's general solver");
+    notice("qpcheck: note: the finite-domain solver gave up (non-linear arithmetic?); continuing with Z3's general "
+           "solver");
     return s.check(assume);
   }
 

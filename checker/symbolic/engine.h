@@ -8,7 +8,9 @@
 // between the encoding and the explicit semantics is an internal error, never a silent wrong answer).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <optional>
 #include <stdexcept>
@@ -22,6 +24,17 @@ namespace qpcheck::symbolic {
 
 enum class Mode { kBmc, kKind };
 
+// Where a run stands, for a progress line: the depth of the last finished query and the time so far.
+struct Progress {
+  const char* engine = "bmc";     // "bmc" | "kind"
+  int depth = 0;                  // the longest counterexample refuted so far (or the k of an induction step)
+  int max_depth = 0;              // Options::depth
+  double seconds = 0;             // since the run started
+  int undecided = 0;              // family members (value combinations) still undecided
+  int members = 0;                // family members in all
+  std::string event;              // "no counterexample of length 7", "induction step fails at k=3", ...
+};
+
 struct Options {
   Mode mode = Mode::kBmc;
   int depth = 20;               // K: counterexamples of length <= K are searched (and k <= K for induction)
@@ -29,9 +42,17 @@ struct Options {
   uint64_t smt_rlimit = 0;      // Z3 resource limit per solver call (deterministic); 0 = none
   bool check_deadlock = true;
   bool simple_path = true;      // kind: states of the induction path pairwise distinct (complete for finite systems)
-  std::string property;         // non-empty: check only this property (invariant, fail/assert name, "runtime_error",
-                                // "deadlock"); other violations merely end a path
-  std::ostream* progress = nullptr;  // one line per depth
+  // Non-empty: check only these properties (invariants, fail/assert names, "runtime_error", "deadlock"); other
+  // violations merely end a path. Empty: every property (deadlock per check_deadlock).
+  std::vector<std::string> properties;
+  bool checks(const std::string& name) const {
+    return properties.empty() || std::find(properties.begin(), properties.end(), name) != properties.end();
+  }
+  bool deadlock() const { return properties.empty() ? check_deadlock : checks("deadlock"); }
+  // Called after each depth and proof step with what the run has reached (docs/symbolic.md, "Progress").
+  std::function<void(const Progress&)> progress;
+  // Notices (not progress): the solver fell back to the general one, and the like. nullptr: dropped.
+  std::ostream* notices = nullptr;
 };
 
 // Thrown when the encoding and the concrete semantics disagree on a counterexample (a bug in qpcheck: exit 5).

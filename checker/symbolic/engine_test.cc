@@ -210,3 +210,55 @@ invariant under: x <= limit + 4;
 
 }  // namespace
 }  // namespace qpcheck::symbolic
+
+namespace qpcheck::symbolic {
+namespace {
+
+TEST_CASE("progress: one call per depth refuted, with the depth reached and the deepest asked for") {
+  One o = one("var x: 0..7; process p { while x < 5 { x = x + 1; } }\ninvariant small: x < 4;");
+  Options opt;
+  opt.mode = Mode::kBmc;
+  opt.depth = 10;
+  std::vector<Progress> seen;
+  opt.progress = [&](const Progress& p) { seen.push_back(p); };
+  Result r = check(o.fam, opt);
+  REQUIRE(r.result.outcome == explore::Outcome::kViolated);
+  REQUIRE(r.result.path.actions.size() == 4);
+  // Depths 0..3 refuted, then the counterexample of length 4.
+  REQUIRE(seen.size() == 5);
+  for (int k = 0; k < 4; ++k) {
+    CHECK(seen[k].depth == k);
+    CHECK(seen[k].event.rfind("no counterexample of length " + std::to_string(k), 0) == 0);
+  }
+  CHECK(seen[4].depth == 4);
+  CHECK(seen[4].event == "counterexample of length 4");
+  for (const Progress& p : seen) {
+    CHECK(p.max_depth == 10);
+    CHECK(std::string(p.engine) == "bmc");
+    CHECK(p.seconds >= 0);
+  }
+}
+
+TEST_CASE("properties: a run restricted to some properties sees only their violations") {
+  One o = one("var x: 0..7; process p { x = 1; x = 2; fail late \"x reached 2\"; }\n"
+              "invariant not_one: x != 1;\ninvariant not_two: x != 2;");
+  Options opt;
+  opt.depth = 6;
+  opt.properties = {"not_two"};
+  Result r = check(o.fam, opt);
+  REQUIRE(r.result.outcome == explore::Outcome::kViolated);
+  CHECK(r.result.violation->property == "not_two");
+  CHECK(r.result.path.actions.size() == 2);
+  opt.properties = {"late", "not_two"};
+  r = check(o.fam, opt);
+  REQUIRE(r.result.outcome == explore::Outcome::kViolated);
+  CHECK(r.result.violation->property == "not_two");  // the shorter of the two
+  opt.properties = {"late"};
+  r = check(o.fam, opt);
+  REQUIRE(r.result.outcome == explore::Outcome::kViolated);
+  CHECK(r.result.violation->property == "late");
+  CHECK(r.result.path.actions.size() == 3);
+}
+
+}  // namespace
+}  // namespace qpcheck::symbolic

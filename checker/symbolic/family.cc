@@ -1,5 +1,7 @@
 #include "checker/symbolic/family.h"
 
+#include "checker/lang/resolve.h"
+
 #include <algorithm>
 #include <set>
 
@@ -265,8 +267,9 @@ std::vector<std::string> param_values(const lang::Program& program, const std::s
     return out;
   }
   const lang::Decl* decl = nullptr;
+  std::string plain = lang::split_qualified(name).second;
   for (const lang::Decl* d : program.decls) {
-    if (d->kind == lang::DeclKind::kParam && d->name.name == name) decl = d;
+    if (d->kind == lang::DeclKind::kParam && d->name.name == plain && decl == nullptr) decl = d;
   }
   if (decl == nullptr) {
     throw lang::UsageError(fmt::format("unknown parameter '{}' in --param {}={}", name, name, spec));

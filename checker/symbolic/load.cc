@@ -6,7 +6,7 @@
 
 namespace qpcheck::symbolic {
 
-std::unique_ptr<LoadedSpec> load_spec(const std::string& file, const std::vector<std::string>& lib_dirs,
+std::unique_ptr<LoadedSpec> load_spec(const std::string& file, const lang::SearchPath& lib_dirs,
                                       const lang::ParamOverrides& fixed,
                                       const std::vector<std::pair<std::string, std::string>>& symbolic,
                                       size_t max_members) {
@@ -15,7 +15,7 @@ std::unique_ptr<LoadedSpec> load_spec(const std::string& file, const std::vector
   return spec;
 }
 
-void load_spec_into(LoadedSpec& out, const std::string& file, const std::vector<std::string>& lib_dirs,
+void load_spec_into(LoadedSpec& out, const std::string& file, const lang::SearchPath& lib_dirs,
                     const lang::ParamOverrides& fixed, const std::vector<std::pair<std::string, std::string>>& symbolic,
                     size_t max_members) {
   LoadedSpec* spec = &out;

@@ -28,12 +28,12 @@ struct LoadedSpec {
 // Members enumerate the combinations with the last symbolic parameter varying fastest. Throws lang::SpecError,
 // lang::UsageError (also for more than `max_members` combinations) and NotSymbolic (family.h) when a symbolic
 // parameter changes the model's structure (checked by the engine's alignment, here only compilation).
-std::unique_ptr<LoadedSpec> load_spec(const std::string& file, const std::vector<std::string>& lib_dirs,
+std::unique_ptr<LoadedSpec> load_spec(const std::string& file, const lang::SearchPath& search,
                                       const lang::ParamOverrides& fixed,
                                       const std::vector<std::pair<std::string, std::string>>& symbolic,
                                       size_t max_members = 4096);
 // The same into `spec`, whose `sources` then locate the diagnostics of a SpecError.
-void load_spec_into(LoadedSpec& spec, const std::string& file, const std::vector<std::string>& lib_dirs,
+void load_spec_into(LoadedSpec& spec, const std::string& file, const lang::SearchPath& search,
                     const lang::ParamOverrides& fixed, const std::vector<std::pair<std::string, std::string>>& symbolic,
                     size_t max_members = 4096);
 

@@ -1,6 +1,7 @@
 #include "checker/symbolic/synth.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include <fmt/format.h>
 
@@ -118,21 +119,52 @@ std::vector<std::string> properties_of(const model::Model& m, bool check_deadloc
     if (s.op == model::SOp::kFail || s.op == model::SOp::kAssert) add(s.property);
   }
   add("runtime_error");
-  if (check_deadlock) add("deadlock");
+  if (check_deadlock && !m.deadlock_disabled()) add("deadlock");
   return out;
 }
 
 std::vector<PropertyResult> synthesize(const Family& family, const SynthOptions& options) {
   std::vector<PropertyResult> results;
   const model::Model& base = family.members.at(0)->model();
-  for (const std::string& property : properties_of(base, options.engine.check_deadlock)) {
+  std::vector<std::string> wanted = options.only;
+  if (wanted.empty()) {
+    for (const model::PropertyChoice& c : base.checks) wanted.push_back(c.name);
+  }
+  std::vector<std::string> properties;
+  for (const std::string& p : properties_of(base, options.engine.check_deadlock)) {
+    if (wanted.empty() || std::find(wanted.begin(), wanted.end(), p) != wanted.end()) properties.push_back(p);
+  }
+  auto start = std::chrono::steady_clock::now();
+  auto since = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  auto value_of = [&](int m) {
+    std::string v;
+    for (const SymbolicParam& p : family.params) v += fmt::format("{}{}={}", v.empty() ? "" : " ", p.name, p.values[m]);
+    return v;
+  };
+  for (size_t pi = 0; pi < properties.size(); ++pi) {
+    const std::string& property = properties[pi];
     PropertyResult pr;
     pr.property = property;
     std::vector<int> remaining;
     for (size_t i = 0; i < family.members.size(); ++i) remaining.push_back(static_cast<int>(i));
+    SynthProgress sp;
+    sp.property = property;
+    sp.property_index = static_cast<int>(pi) + 1;
+    sp.properties = static_cast<int>(properties.size());
+    sp.members = static_cast<int>(family.members.size());
+    sp.max_depth = options.engine.depth;
     Options opt = options.engine;
     opt.mode = Mode::kKind;
-    opt.property = property;
+    opt.properties = {property};
+    if (options.progress) {
+      opt.progress = [&](const Progress& p) {
+        sp.phase = "kind";
+        sp.depth = p.depth;
+        sp.undecided = static_cast<int>(remaining.size());
+        sp.seconds = since();
+        options.progress(sp);
+      };
+    }
     while (!remaining.empty()) {
       Result r = check(family, opt, remaining);
       if (r.result.outcome == explore::Outcome::kHolds) {
@@ -163,6 +195,7 @@ std::vector<PropertyResult> synthesize(const Family& family, const SynthOptions&
     open.verdict = Region::Verdict::kOpen;
     open.how = fmt::format("no violation up to depth {}", opt.depth);
     std::vector<Region> explicit_regions;
+    int left = static_cast<int>(remaining.size());
     for (int m : remaining) {
       if (options.explicit_max_states == 0) {
         open.members.push_back(m);
@@ -172,7 +205,21 @@ std::vector<PropertyResult> synthesize(const Family& family, const SynthOptions&
       explore::Options eo;
       eo.check_deadlock = property == "deadlock";
       eo.limits.max_states = options.explicit_max_states;
+      if (options.progress) {
+        sp.phase = "explicit";
+        sp.value = value_of(m);
+        sp.undecided = left;
+        sp.states = 0;
+        sp.seconds = since();
+        options.progress(sp);
+        eo.progress = [&](const explore::Stats& st) {
+          sp.states = st.states;
+          sp.seconds = since();
+          options.progress(sp);
+        };
+      }
       explore::Result ex = explore::explore(view, eo);
+      --left;
       if (ex.outcome == explore::Outcome::kHolds) {
         // One region for every value proved this way; `how` lists the states searched per value.
         auto it = std::find_if(explicit_regions.begin(), explicit_regions.end(),

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -28,13 +29,30 @@ struct PropertyResult {
   std::vector<Region> regions;
 };
 
+// Where a synthesis stands, for a progress line (docs/symbolic.md, "Progress").
+struct SynthProgress {
+  std::string property;
+  int property_index = 0;         // 1-based
+  int properties = 0;
+  std::string phase;              // "kind": BMC and k-induction over the undecided values; "explicit": one value
+  int depth = 0, max_depth = 0;   // kind: the depth reached
+  int undecided = 0, members = 0; // values (combinations) not decided yet, and in all
+  std::string value;              // explicit: the value searched ("rnr_retry=3")
+  uint64_t states = 0;            // explicit: states stored so far
+  double seconds = 0;             // since the synthesis started
+};
+
 struct SynthOptions {
-  Options engine;                 // depth, timeouts, deadlock; mode and property are set per call
+  Options engine;                 // depth, timeouts, deadlock; mode and properties are set per call
   uint64_t explicit_max_states = 1000000;  // per value; 0 = no explicit fallback
+  // Non-empty: synthesise only these properties (in properties_of order). The spec's `check` declarations apply
+  // when this is empty.
+  std::vector<std::string> only;
+  std::function<void(const SynthProgress&)> progress;  // empty: none
 };
 
 // Every property of the family's models: invariants, fail/assert properties, "runtime_error", and "deadlock" when
-// checked. Declaration order.
+// checked (and not disabled by the spec). Declaration order.
 std::vector<std::string> properties_of(const model::Model& m, bool check_deadlock);
 
 // Synthesises per property. Throws as check() does.

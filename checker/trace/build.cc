@@ -14,17 +14,6 @@ std::string trim(std::string_view s) {
   return b == std::string_view::npos ? std::string() : std::string(s.substr(b, e - b + 1));
 }
 
-SourceRef source_ref(const lang::SourceManager& sources, const lang::Span& span) {
-  SourceRef r;
-  if (span.file < 0) return r;
-  r.file = sources.file(span.file).path;
-  auto [line, col] = sources.line_col(span);
-  r.line = line;
-  r.col = col;
-  r.text = trim(sources.line_text(span));
-  return r;
-}
-
 std::string render_value(const model::Model& m, const model::Unit& u, const std::vector<int64_t>& v) {
   if (u.process >= 0) return m.processes[u.process].pc_names.at(v[u.first_slot]);
   if (u.type->kind != model::TypeKind::kQueue) return model::render_scalar(u.type, v[u.first_slot]);
@@ -68,6 +57,17 @@ ReplayStep bind_replay(const model::Proc& proc, const model::ReplayOp& op, const
 
 }  // namespace
 
+SourceRef source_ref(const lang::SourceManager& sources, const lang::Span& span) {
+  SourceRef r;
+  if (span.file < 0) return r;
+  r.file = sources.file(span.file).path;
+  auto [line, col] = sources.line_col(span);
+  r.line = line;
+  r.col = col;
+  r.text = trim(sources.line_text(span));
+  return r;
+}
+
 Stats trace_stats(const explore::Stats& stats, int state_bits) {
   Stats out;
   out.states = stats.states;
@@ -90,6 +90,12 @@ Trace build_trace(model::ModelSystem& system, const explore::Result& result, con
   t.strategy = strategy;
   t.limit = result.limit;
   t.stats = trace_stats(result.stats, system.layout().bits());
+  for (const model::PropertyChoice& d : m.disabled) {
+    t.not_checked.push_back(PropertyNote{d.name, "disable", source_ref(sources, d.by), d.reason});
+  }
+  for (const model::Override& o : m.overrides) {
+    t.overrides.push_back(OverrideNote{o.kind, o.name, source_ref(sources, o.original), source_ref(sources, o.by)});
+  }
   switch (result.outcome) {
     case explore::Outcome::kHolds:
       t.verdict = "holds";
@@ -123,8 +129,12 @@ Trace build_trace(model::ModelSystem& system, const explore::Result& result, con
     model::ActionInfo info = system.describe(path.states[i].data(), path.actions[i], &calls);
     s.actor = info.actor;
     s.is_rule = info.is_rule;
-    s.at = info.pc_before;
     s.source = source_ref(sources, info.span);
+    // An unlabelled program counter is named after the statement there ("line 12"); when control statements (an
+    // `if`, a `while`) fold into the step, that is their line, not the step's: a step is labelled with the line of
+    // the statement it executes.
+    s.at = info.pc_before.rfind("line ", 0) == 0 && !s.source.file.empty() ? fmt::format("line {}", s.source.line)
+                                                                            : info.pc_before;
     s.verbs = info.verbs;
     for (const model::CallRecord& c : calls) {
       Call call{c.proc->name, {}, c.proc->verbs};

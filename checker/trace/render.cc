@@ -26,6 +26,31 @@ std::string call_text(const Call& c) {
   return fmt::format("{}({})", c.proc, args);
 }
 
+std::string where(const SourceRef& s) { return s.file.empty() ? std::string() : fmt::format("{}:{}", s.file, s.line); }
+
+// The report's header lines: what was not checked and what the spec replaced (empty when nothing was).
+std::string header_notes(const Trace& t) {
+  std::string out;
+  // One line per reason, listing the properties it left out: "not checked (disabled at my.qpspec:3): a, b".
+  std::vector<std::pair<std::string, std::string>> groups;  // why, names
+  for (const PropertyNote& n : t.not_checked) {
+    std::string why = n.by == "disable"      ? fmt::format("disabled at {}", where(n.at))
+                      : n.by == "check"      ? fmt::format("not named by the check at {}", where(n.at))
+                      : n.by == "--property" ? "not selected by --property"
+                                             : n.by;
+    if (!n.reason.empty()) why += ": " + n.reason;
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == why; });
+    if (it == groups.end()) groups.emplace_back(why, n.name);
+    else it->second += ", " + n.name;
+  }
+  for (const auto& [why, names] : groups) out += fmt::format("  not checked ({}): {}\n", why, names);
+  for (const OverrideNote& o : t.overrides) {
+    out += fmt::format("  replaced: {} {} of {} by {}\n", o.kind, o.name, where(o.original), where(o.by));
+  }
+  return out;
+}
+
+
 // Length of the UTF-8 sequence starting at s[i], 0 if it is not valid UTF-8.
 size_t utf8_len(std::string_view s, size_t i) {
   unsigned char c = static_cast<unsigned char>(s[i]);
@@ -120,14 +145,17 @@ std::string to_text_unescaped(const Trace& t) {
   std::string params;
   for (const auto& [k, v] : t.params) params += fmt::format("{}{}={}", params.empty() ? "" : " ", k, v);
   bool symbolic = t.engine != "explicit";  // the Z3 engines (bmc, kind): no state count, a depth and a reason
+  std::string every = t.not_checked.empty() ? "every invariant and assertion" : "every checked property";
   if (t.verdict == "holds" && symbolic) {
-    out += fmt::format("{}: HOLDS: every invariant and assertion holds in every reachable state ({} engine: {})\n",
-                       t.spec, t.engine, t.limit);
+    out += fmt::format("{}: HOLDS: {} holds in every reachable state ({} engine: {})\n", t.spec, every, t.engine,
+                       t.limit);
+    out += header_notes(t);
   } else if (t.verdict == "inconclusive" && symbolic) {
     out += fmt::format("{}: INCONCLUSIVE ({} engine): {}\n", t.spec, t.engine, t.limit);
+    out += header_notes(t);
   } else if (t.verdict == "holds") {
-    out += fmt::format("{}: HOLDS: every invariant and assertion holds in all {} reachable states\n", t.spec,
-                       t.stats.states);
+    out += fmt::format("{}: HOLDS: {} holds in all {} reachable states\n", t.spec, every, t.stats.states);
+    out += header_notes(t);
     if (!t.steps.empty()) {
       out += fmt::format("\nWitness: {} step{} to a terminal valid end{}\n", t.steps.size(),
                          t.steps.size() == 1 ? "" : "s", t.shortest ? " (shortest: BFS)" : "");
@@ -136,9 +164,11 @@ std::string to_text_unescaped(const Trace& t) {
   } else if (t.verdict == "inconclusive" && (t.limit == "hash-compaction" || t.limit == "bitstate")) {
     out += fmt::format("{}: INCONCLUSIVE: no violation found in a partial search (--storage {}, {} states stored; "
                        "states may have been missed)\n", t.spec, t.limit, t.stats.states);
+    out += header_notes(t);
   } else if (t.verdict == "inconclusive") {
     out += fmt::format("{}: INCONCLUSIVE: stopped by {} after {} states; no violation found so far\n", t.spec,
                        limit_text(t.limit), t.stats.states);
+    out += header_notes(t);
   } else {
     out += fmt::format("{}: VIOLATED: {}\n", t.spec, t.property);
     out += fmt::format("  {}\n", t.message);
@@ -146,6 +176,7 @@ std::string to_text_unescaped(const Trace& t) {
       out += fmt::format("  {}:{}:{}: {}\n", t.property_source.file, t.property_source.line, t.property_source.col,
                          t.property_source.text);
     }
+    out += header_notes(t);
     out += fmt::format("\nCounterexample: {} step{}{}\n", t.steps.size(), t.steps.size() == 1 ? "" : "s",
                        t.shortest ? (symbolic ? " (shortest: every shorter length refuted by Z3)" : " (shortest: BFS)")
                                    : " (not necessarily shortest)");
@@ -166,16 +197,19 @@ std::string to_text_unescaped(const Trace& t) {
       }
     }
   }
+  std::string checked;
+  for (const std::string& p : t.checked) checked += (checked.empty() ? "" : ", ") + p;
+  std::string properties = checked.empty() ? "" : fmt::format("properties checked: {}\n", checked);
   if (symbolic) {
-    out += fmt::format("\nparams: {}\nstatistics: {} engine, depth {}, {:.3f} s, {} bits/state, peak RSS {}\n",
-                       params.empty() ? "(none)" : params, t.engine, t.stats.depth, t.stats.seconds,
+    out += fmt::format("\nparams: {}\n{}statistics: {} engine, depth {}, {:.3f} s, {} bits/state, peak RSS {}\n",
+                       params.empty() ? "(none)" : params, properties, t.engine, t.stats.depth, t.stats.seconds,
                        t.stats.state_bits, human_bytes(t.stats.peak_rss_bytes));
     return out;
   }
   out += fmt::format(
-      "\nparams: {}\nstatistics: {} states, {} transitions, depth {}, {:.3f} s, {:.0f} states/s, "
+      "\nparams: {}\n{}statistics: {} states, {} transitions, depth {}, {:.3f} s, {:.0f} states/s, "
       "{} bits/state packed, visited set {} ({:.1f} bytes/state), peak RSS {}\n",
-      params.empty() ? "(none)" : params, t.stats.states, t.stats.transitions, t.stats.depth, t.stats.seconds,
+      params.empty() ? "(none)" : params, properties, t.stats.states, t.stats.transitions, t.stats.depth, t.stats.seconds,
       t.stats.states_per_second(), t.stats.state_bits, human_bytes(t.stats.store_bytes), t.stats.bytes_per_state(),
       human_bytes(t.stats.peak_rss_bytes));
   return out;
@@ -202,6 +236,19 @@ nlohmann::json to_json(const Trace& t) {
   j["engine"] = t.engine;
   j["strategy"] = t.strategy;
   j["verdict"] = t.verdict;
+  if (!t.checked.empty() || !t.not_checked.empty()) {
+    nlohmann::json nc = nlohmann::json::array();
+    for (const PropertyNote& n : t.not_checked) {
+      nc.push_back({{"name", n.name}, {"by", n.by},
+                    {"at", n.at.file.empty() ? nlohmann::json(nullptr) : source_json(n.at)}, {"reason", n.reason}});
+    }
+    j["properties"] = {{"checked", t.checked}, {"not_checked", nc}};
+  }
+  j["overrides"] = nlohmann::json::array();
+  for (const OverrideNote& o : t.overrides) {
+    j["overrides"].push_back({{"kind", o.kind}, {"name", o.name}, {"original", source_json(o.original)},
+                              {"by", source_json(o.by)}});
+  }
   if (!t.limit.empty()) j["limit"] = t.limit;
   if (t.verdict == "violated") {
     j["violation"] = {{"property", t.property}, {"kind", t.kind}, {"message", t.message},

@@ -267,3 +267,37 @@ TEST_CASE("read_trace_file: the one reader of trace files") {
 
 }  // namespace
 }  // namespace qpcheck::trace
+
+namespace qpcheck::trace {
+namespace {
+
+TEST_CASE("a step is labelled with the line of the statement it executes, not of the if folded into it") {
+  auto c = testing::compile(R"(var x: 0..2;
+var y: bool;
+process p {
+  if x == 0 {
+    x = 1;
+  }
+  L: if y {
+    skip;
+  } else {
+    x = 2;
+  }
+}
+invariant not_two: x != 2;
+)");
+  model::ModelSystem sys(*c->compiled.model);
+  explore::Result r = explore::explore(sys, {});
+  Trace t = build_trace(sys, r, "test.qpspec", "bfs");
+  REQUIRE(t.steps.size() == 2);
+  CHECK(t.steps[0].at == "line 5");   // the pc stands at the `if` on line 4; the step runs `x = 1;` on line 5
+  CHECK(t.steps[0].source.line == 5);
+  CHECK(t.steps[1].at == "L");        // a labelled pc keeps its label
+  CHECK(t.steps[1].source.line == 10);
+  // Where a process stands (not a step) is still its program counter: the `if` of line 4 until it moves.
+  REQUIRE(t.final.size() == 1);
+  CHECK(t.final[0].at == "end");
+}
+
+}  // namespace
+}  // namespace qpcheck::trace

@@ -70,6 +70,22 @@ struct Stats {
   double bytes_per_state() const { return states ? static_cast<double>(store_bytes) / states : 0; }
 };
 
+// A property the run did not check, and what left it out (docs/json-report.md, "properties").
+struct PropertyNote {
+  std::string name;
+  std::string by;                 // "disable", "check", "--property", "--no-deadlock"
+  SourceRef at;                   // the spec's `disable`/`check` declaration (empty file: the command line)
+  std::string reason;             // disable: the reason written in the spec, if any
+};
+
+// A declaration of an imported file that the spec replaced (`override`).
+struct OverrideNote {
+  std::string kind;               // "proc", "rule", "type", "invariant"
+  std::string name;
+  SourceRef original;             // the replaced declaration
+  SourceRef by;                   // the override
+};
+
 struct Trace {
   std::string spec;                                         // the main spec file
   std::vector<std::pair<std::string, std::string>> params;  // every param with its value
@@ -87,6 +103,11 @@ struct Trace {
   std::vector<Step> steps;
   std::vector<Position> final;    // every process, in the last state of the counterexample
   Stats stats;
+  // The report's header: which properties were checked (empty: not recorded, an older report), which were not and
+  // why, and what the spec replaced.
+  std::vector<std::string> checked;
+  std::vector<PropertyNote> not_checked;
+  std::vector<OverrideNote> overrides;
 };
 
 }  // namespace qpcheck::trace

@@ -1,0 +1,123 @@
+#include "checker/cli/properties.h"
+
+#include <ostream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "checker/cli/exit_codes.h"
+#include "checker/cli/progress.h"
+#include "checker/gate/property_runs.h"
+#include "checker/trace/render.h"
+
+namespace qpcheck::cli {
+
+int report_all_violations(model::Model& m, const lang::PropertyPlan& plan, const std::string& spec,
+                          const explore::Options& eo, bool json, std::ostream& out, std::ostream& err,
+                          AtomicFile* trace_file, const std::string& trace_path, trace::Names names) {
+  gate::Options go;
+  go.limits = eo.limits;
+  go.check_deadlock = plan.deadlock;
+  go.coverage = false;
+  go.progress = eo.progress;
+  go.interrupt = eo.interrupt;
+  gate::PropertyCheck pc = gate::check_properties(m, plan.checked, go, spec);
+  clear_progress();
+
+  int violated = 0, open = 0;
+  for (const gate::PropertyResult& p : pc.properties) {
+    violated += p.actual == "violated";
+    open += p.actual == "inconclusive";
+  }
+  // The report's body: the first violated property's counterexample (so that show and replay read it as any
+  // verify report), else the reachability run's verdict.
+  trace::Trace head;
+  for (const gate::PropertyResult& p : pc.properties) {
+    if (p.counterexample) {
+      head = *p.counterexample;
+      break;
+    }
+  }
+  if (violated == 0) {
+    head.spec = spec;
+    head.params = m.params;
+    head.verdict = open > 0 ? "inconclusive" : "holds";
+    head.limit = pc.limit;
+    head.stats = pc.stats;
+    for (const model::Override& o : m.overrides) {
+      head.overrides.push_back(trace::OverrideNote{o.kind, o.name, trace::SourceRef{}, trace::SourceRef{}});
+    }
+  }
+  gate::note_properties(head, plan, *m.sources);
+  std::vector<trace::Trace> counterexamples;
+  for (const gate::PropertyResult& p : pc.properties) {
+    if (!p.counterexample) continue;
+    counterexamples.push_back(*p.counterexample);
+    gate::note_properties(counterexamples.back(), plan, *m.sources);
+  }
+
+  nlohmann::json j = trace::to_json(head);
+  j["all_violations"] = true;
+  j["results"] = nlohmann::json::array();
+  for (const gate::PropertyResult& p : pc.properties) {
+    j["results"].push_back({{"property", p.name}, {"kind", p.kind}, {"verdict", p.actual},
+                            {"length", p.counterexample ? nlohmann::json(p.counterexample->steps.size())
+                                                        : nlohmann::json(nullptr)}});
+  }
+  j["violations"] = nlohmann::json::array();
+  for (const trace::Trace& t : counterexamples) j["violations"].push_back(trace::to_json(t));
+  if (!pc.limit.empty()) j["limit"] = pc.limit;
+  j["stats"]["states"] = pc.stats.states;
+  j["stats"]["transitions"] = pc.stats.transitions;
+  j["stats"]["depth"] = pc.stats.depth;
+
+  if (json) {
+    out << trace::dump_json(j);
+  } else {
+    std::string text = fmt::format("{}: {}: {} of {} checked properties violated{} (every reachable state explored: "
+                                   "{} states; each violation with its own shortest counterexample)\n",
+                                   spec, violated ? "VIOLATED" : open ? "INCONCLUSIVE" : "HOLDS", violated,
+                                   pc.properties.size(), open ? fmt::format(", {} undecided", open) : "",
+                                   pc.stats.states);
+    if (!pc.limit.empty()) text += fmt::format("  stopped by --{}: not every state was explored\n", pc.limit);
+    size_t width = 8;
+    for (const gate::PropertyResult& p : pc.properties) width = std::max(width, p.name.size());
+    for (const gate::PropertyResult& p : pc.properties) {
+      std::string what = p.actual == "violated" && p.counterexample
+                             ? fmt::format("violated ({} step{})", p.counterexample->steps.size(),
+                                           p.counterexample->steps.size() == 1 ? "" : "s")
+                             : p.actual;
+      text += fmt::format("  {:<{}}  {}\n", p.name, width, what);
+    }
+    trace::Trace notes = head;
+    notes.checked.clear();
+    std::string header = trace::to_text(notes);
+    // The "not checked" and "replaced" lines of the header (the first lines after the verdict).
+    for (size_t pos = 0; pos < header.size();) {
+      size_t nl = header.find('\n', pos);
+      std::string line = header.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+      if (line.rfind("  not checked: ", 0) == 0 || line.rfind("  replaced: ", 0) == 0) text += line + "\n";
+      if (nl == std::string::npos) break;
+      pos = nl + 1;
+    }
+    for (const trace::Trace& t : counterexamples) {
+      text += fmt::format("\n=== {} ===\n", t.property);
+      text += trace::to_text(trace::with_names(t, names));
+    }
+    out << text;
+  }
+  out.flush();
+  if (trace_file != nullptr) {
+    trace_file->write(trace::dump_json(j));
+    if (std::string why = trace_file->commit(); !why.empty()) {
+      err << fmt::format("qpcheck: error: writing --trace-out file '{}' failed ({}); the report above is "
+                         "complete\n", trace::printable(trace_path, 200), why);
+      return code(ExitCode::kInternal);
+    }
+  }
+  if (violated) return code(ExitCode::kViolated);
+  if (open) return code(ExitCode::kInconclusive);
+  return code(ExitCode::kHolds);
+}
+
+}  // namespace qpcheck::cli
