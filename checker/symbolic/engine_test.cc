@@ -71,12 +71,12 @@ TEST_CASE("a step's first failure is the only one it reports: one property's sea
     Options opt;
     opt.mode = mode;
     opt.depth = 4;
-    opt.property = "took";
+    opt.properties = {"took"};
     Result r = check(o.fam, opt);
     REQUIRE(r.result.outcome == explore::Outcome::kViolated);
     CHECK(r.result.violation->property == "took");
     CHECK(r.result.path.actions == std::vector<uint32_t>{0, 1});  // fill, take
-    opt.property = "runtime_error";
+    opt.properties = {"runtime_error"};
     r = check(o.fam, opt);
     REQUIRE(r.result.outcome == explore::Outcome::kViolated);
     CHECK(r.result.violation->message == "head of an empty queue");
