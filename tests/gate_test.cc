@@ -83,37 +83,39 @@ TEST_CASE("gate over spec/: every shipped expectation holds, with exact verdicts
   json s = json::parse(r.out);
   CHECK(s["schema"] == "qpcheck.gate");
   CHECK(s["verdict"] == "pass");
-  CHECK(s["counts"]["specs"] == 7);
-  CHECK(s["counts"]["configurations"] == 20);
-  CHECK(s["counts"]["checks"] == 120);
-  CHECK(s["counts"]["as_expected"] == 120);
+  CHECK(s["counts"]["specs"] == 12);
+  CHECK(s["counts"]["configurations"] == 42);
+  CHECK(s["counts"]["checks"] == 592);
+  CHECK(s["counts"]["as_expected"] == 592);
   CHECK(s["counts"]["new_violations"] == 0);
-  CHECK(s["counts"]["vacuous"] == 17);
+  CHECK(s["counts"]["vacuous"] == 171);
 
-  const json& seed = config(s, "spec/03_patch_passive_first_ib.qpspec", "transport=IB rnr_retry=0");
-  CHECK(seed["stats"]["states"] == 82);  // every reachable state: the search does not stop at violations
+  const json& seed = config(s, "spec/03_patch_passive_first_ib.qpspec", "transport=IB connect_rnr_retry=0");
+  CHECK(seed["stats"]["states"] == 97);  // every reachable state: the search does not stop at violations
   CHECK(property(seed, "passive_send_after_peer_recv")["actual"] == "violated");
   CHECK(property(seed, "passive_send_after_peer_recv")["counterexample"]["steps"].size() == 10);
-  CHECK(property(seed, "no_err_before_disconnect")["counterexample"]["steps"].size() == 10);
-  CHECK(property(seed, "deadlock")["counterexample"]["steps"].size() == 16);
+  CHECK(property(seed, "no_send_to_empty_rq")["counterexample"]["steps"].size() == 10);
+  CHECK(property(seed, "no_fatal_qp_error")["counterexample"]["steps"].size() == 10);
+  CHECK(property(seed, "deadlock")["counterexample"]["steps"].size() == 15);
   CHECK(property(seed, "recv_before_wakeup")["actual"] == "holds");
   CHECK(property(seed, "recv_before_wakeup")["expected_at"].is_null());
-  CHECK(property(seed, "deadlock")["expected_at"]["line"] == 57);
+  CHECK(property(seed, "deadlock")["expected_at"]["line"] == 59);
 
-  const json& rnr7 = config(s, "spec/03_patch_passive_first_ib.qpspec", "transport=IB rnr_retry=7");
+  const json& rnr7 = config(s, "spec/03_patch_passive_first_ib.qpspec", "transport=IB connect_rnr_retry=7");
   CHECK(property(rnr7, "passive_send_after_peer_recv")["actual"] == "violated");
   CHECK(property(rnr7, "deadlock")["actual"] == "holds");  // the RNR NAKs are retried until the receive is posted
 
-  // Coverage: with STRICT creation the client fails at its first post_recv; only 2 of 31 actions ever fire.
+  // Coverage: with STRICT creation the client fails at its first post_recv; only 2 of 72 actions ever fire.
   const json& strict = config(s, "spec/06_today_strict_create.qpspec", "qp_create=STRICT");
-  CHECK(strict["coverage"]["actions"] == 31);
+  CHECK(strict["coverage"]["actions"] == 72);
   CHECK(strict["coverage"]["actions_fired"] == 2);
   CHECK(strict["coverage"]["statements_never_executed"].size() == 12);
   CHECK(property(strict, "recv_before_wakeup")["vacuous"] == true);
 
-  // Vacuity: no QP ever reaches ERR when the server never sends first.
-  const json& client_first = config(s, "spec/02_patch_client_first.qpspec", "transport=IB rnr_retry=0");
-  CHECK(property(client_first, "no_err_before_disconnect")["vacuous"] == true);
+  // Vacuity: no ibv_modify_qp is ever called (the CM moves the QPs), so no_illegal_modify_qp cannot fail.
+  const json& client_first = config(s, "spec/02_patch_client_first.qpspec", "transport=IB connect_rnr_retry=0");
+  CHECK(property(client_first, "no_illegal_modify_qp")["vacuous"] == true);
+  CHECK(property(client_first, "no_fatal_qp_error")["vacuous"] == false);  // not an implication
   CHECK(property(client_first, "recv_before_wakeup")["vacuous"] == false);
   CHECK(property(client_first, "passive_send_after_peer_recv")["vacuous"] == false);  // not an implication
 }
@@ -153,7 +155,7 @@ TEST_CASE("header expectations (// expect:) agree with the spec-level ones for t
     }
     ++checked;
   }
-  CHECK(checked == 7);
+  CHECK(checked == 12);
 }
 
 TEST_CASE("unexpected outcomes fail the gate: a new violation and a violation that no longer happens") {
@@ -191,8 +193,29 @@ TEST_CASE("unexpected outcomes fail the gate: a new violation and a violation th
   CHECK(lim.rc == 2);
   json l = json::parse(lim.out);
   CHECK(l["verdict"] == "inconclusive");
-  CHECK(l["counts"]["inconclusive"] == 24);
-  CHECK(config(l, "spec/03_patch_passive_first_ib.qpspec", "transport=IB rnr_retry=0")["limit"] == "max-states");
+  CHECK(l["counts"]["inconclusive"] == 56);
+  CHECK(config(l, "spec/03_patch_passive_first_ib.qpspec", "transport=IB connect_rnr_retry=0")["limit"] == "max-states");
+}
+
+TEST_CASE("COMM_EST for a Send that is RNR-NAKed: the same step violates no_send_to_empty_rq and comm_est_never") {
+  // tests/gate/comm_est_rnr.qpspec: a Send reaches a QP still in RTR with no receive posted (lib/verbs.qpspec
+  // request_arrives in rnr_nak: hfi1/qib raise IBV_EVENT_COMM_EST before they look for a receive WQE).
+  Run r = gate({"tests/gate/comm_est_rnr.qpspec"});
+  INFO("stderr: ", r.err);
+  CHECK(r.rc == 0);
+  json s = json::parse(r.out);
+  const json& rtr = config(s, "tests/gate/comm_est_rnr.qpspec", "comm_est_event=IN_RTR");
+  for (const char* p : {"no_send_to_empty_rq", "comm_est_never"}) {
+    CAPTURE(p);
+    REQUIRE(property(rtr, p)["actual"] == "violated");
+    const json& steps = property(rtr, p)["counterexample"]["steps"];
+    CHECK(steps.size() == 9);
+    CHECK(steps.back()["actor"] == "rnr_nak(e=PASSIVE)");
+  }
+  const json& never = config(s, "tests/gate/comm_est_rnr.qpspec", "comm_est_event=NEVER");  // rxe
+  CHECK(property(never, "comm_est_never")["actual"] == "holds");
+  CHECK(property(never, "no_send_to_empty_rq")["actual"] == "violated");
+  CHECK(property(never, "deadlock")["actual"] == "holds");  // rnr_retry 7: the NAKs are retried for ever
 }
 
 TEST_CASE("vacuity and statements never executed") {
@@ -258,13 +281,13 @@ TEST_CASE("JUnit validates against tests/schemas/junit.xsd and SARIF against the
   CHECK(sh(validate + (dir / "broken.sarif").string() + " 2>/dev/null") != 0);
 
   // JUnit: one testcase per spec x configuration x property; the counterexample in the failure text.
-  CHECK(xml.find("tests=\"126\" failures=\"2\" errors=\"0\" skipped=\"0\"") != std::string::npos);
+  CHECK(xml.find("tests=\"598\" failures=\"2\" errors=\"0\" skipped=\"0\"") != std::string::npos);
   CHECK(xml.find("<failure message=\"new violation of small (1 step); expected to hold\" type=\"new-violation\">") !=
         std::string::npos);
   // SARIF: the seed violation at the invariant's line, its 10 steps as a code flow through the spec's lines.
   int invariant_line = 0;
   {
-    std::istringstream lib(slurp("spec/lib/rdma.qpspec"));
+    std::istringstream lib(slurp("spec/lib/ulp.qpspec"));
     std::string line;
     for (int n = 1; std::getline(lib, line); ++n) {
       if (line.rfind("invariant passive_send_after_peer_recv:", 0) == 0) invariant_line = n;
@@ -274,16 +297,16 @@ TEST_CASE("JUnit validates against tests/schemas/junit.xsd and SARIF against the
   bool found = false;
   for (const json& res : sarif["runs"][0]["results"]) {
     if (res["ruleId"] != "passive_send_after_peer_recv" ||
-        res["properties"]["configuration"] != "transport=IB rnr_retry=0") {
+        res["properties"]["configuration"] != "transport=IB connect_rnr_retry=0") {
       continue;
     }
     found = true;
     CHECK(res["level"] == "note");  // expected
-    CHECK(res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "spec/lib/rdma.qpspec");
+    CHECK(res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "spec/lib/ulp.qpspec");
     CHECK(res["locations"][0]["physicalLocation"]["region"]["startLine"] == invariant_line);
     const json& flow = res["codeFlows"][0]["threadFlows"][0]["locations"];
     REQUIRE(flow.size() == 10);
-    CHECK(flow[0]["location"]["physicalLocation"]["region"]["startLine"] == 22);
+    CHECK(flow[0]["location"]["physicalLocation"]["region"]["startLine"] == 24);
     CHECK(flow[9]["location"]["message"]["text"] == "step 10: rnr_retry_exceeded(e=ACTIVE): fabric: RNR NAK (retries exhausted)");
   }
   CHECK(found);
@@ -317,17 +340,17 @@ TEST_CASE("show: the seed counterexample as SVG, HTML and Mermaid; lanes and arr
   CHECK(mermaid.find("L0->>L2: REQ") != std::string::npos);
   CHECK(mermaid.find("L2->>L0: REP") != std::string::npos);
   // The UNSOL Send is flushed when the RNR retries run out (the passive QP goes to ERR): never delivered.
-  CHECK(mermaid.find("L2-xL0: UNSOL (discarded)") != std::string::npos);
+  CHECK(mermaid.find("L2-xL0: IBV_WR_SEND, UNSOL (discarded)") != std::string::npos);  // wire_op and wire_msg: one arrow
   CHECK(mermaid.find("L2->>L0: UNSOL") == std::string::npos);
   CHECK(mermaid.find("Note over L2: 6. ibv_post_recv(PASSIVE, 2)") != std::string::npos);
   CHECK(mermaid.find("Note over L1: 10. fabric: RNR NAK (retries exhausted)") != std::string::npos);
   CHECK(mermaid.find("Note over L2: 10. WC IBV_WC_RNR_RETRY_EXC_ERR") != std::string::npos);
-  CHECK(mermaid.find("Note over L0,L2: VIOLATED invariant passive_send_after_peer_recv is false") != std::string::npos);
+  CHECK(mermaid.find("Note over L0,L2: VIOLATED invariant no_send_to_empty_rq is false") != std::string::npos);
   std::string svg = slurp(so.svg);
   CHECK(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0) == 0);
   CHECK(svg.find(">RNR NAK") == std::string::npos);  // the label is the rule's verbs label, untouched
   CHECK(svg.find("fabric: RNR NAK (retries exhausted)") != std::string::npos);
-  CHECK(svg.find("\u2717 invariant passive_send_after_peer_recv is false") != std::string::npos);
+  CHECK(svg.find("\u2717 invariant no_send_to_empty_rq is false") != std::string::npos);
   CHECK(sh("xmllint --noout " + so.svg) == 0);  // well-formed XML
   // No arrow label covers a mark (ESTABLISHED and RTU sat on the RNR NAK box): label boxes are the translucent
   // rects, mark boxes the rects inside a <g>.
@@ -364,7 +387,7 @@ TEST_CASE("show: the seed counterexample as SVG, HTML and Mermaid; lanes and arr
   so.mermaid = "-";
   std::ostringstream o3, e3;
   REQUIRE(cli::run_show(so, o3, e3) == 0);
-  CHECK(o3.str().find("Note over L1: 10. fabric: TERMINATE") != std::string::npos);
+  CHECK(o3.str().find("Note over L1: 12. fabric: TERMINATE") != std::string::npos);
   CHECK(o3.str().find("L1->>L0: ESTABLISHED") == std::string::npos);  // still queued at the end: in flight
   CHECK(o3.str().find("L1--)L0: ESTABLISHED (in flight)") != std::string::npos);
 
@@ -459,20 +482,23 @@ TEST_CASE("diff: today vs the 2021 patch (passive-first) reports exactly the ver
   CHECK(d["version"] == 2);
   // "params" is an object of every parameter, as in the gate's JSON summary (version 1 wrote a string).
   CHECK(d["changes"][0]["params"]["transport"] == "IB");
-  CHECK(d["changes"][0]["params"]["rnr_retry"] == "7");
-  CHECK(d["changes"][0]["params"].size() == 7);
-  // Shared configurations (every parameter equal): IB and iWARP with LEGACY creation and rnr_retry 7.
+  CHECK(d["changes"][0]["params"]["connect_rnr_retry"] == "7");
+  CHECK(d["changes"][0]["params"].size() == 29);  // every parameter of library v2
+  // Shared configurations (every parameter equal): IB and iWARP with LEGACY creation and connect_rnr_retry 7.
   std::vector<std::string> changes;
   for (const json& c : d["changes"]) {
     changes.push_back(c["configuration"].get<std::string>() + " " + c["property"].get<std::string>() + " " +
                       c["old"]["verdict"].get<std::string>() + "->" + c["new"]["verdict"].get<std::string>());
   }
   CHECK(changes == std::vector<std::string>{
-                       "transport=IB rnr_retry=7 passive_send_after_peer_recv holds->violated",
-                       "transport=IWARP rnr_retry=7 passive_send_after_peer_recv holds->violated",
-                       "transport=IWARP rnr_retry=7 deadlock holds->violated",
+                       "transport=IB connect_rnr_retry=7 no_send_to_empty_rq holds->violated",
+                       "transport=IB connect_rnr_retry=7 passive_send_after_peer_recv holds->violated",
+                       "transport=IWARP connect_rnr_retry=7 no_send_to_empty_rq holds->violated",
+                       "transport=IWARP connect_rnr_retry=7 no_fatal_qp_error holds->violated",
+                       "transport=IWARP connect_rnr_retry=7 passive_send_after_peer_recv holds->violated",
+                       "transport=IWARP connect_rnr_retry=7 deadlock holds->violated",
                    });
-  CHECK(d["unchanged"] == 9);
+  CHECK(d["unchanged"] == 22);
   CHECK(d["only_in_old"].size() == 2);
   CHECK(d["only_in_new"].size() == 2);
 
@@ -481,7 +507,7 @@ TEST_CASE("diff: today vs the 2021 patch (passive-first) reports exactly the ver
   o.format = cli::Format::kText;
   std::ostringstream o2, e2;
   CHECK(cli::run_diff(o, o2, e2) == 0);
-  CHECK(o2.str().find("No verdict changes (24 property verdicts compared).") != std::string::npos);
+  CHECK(o2.str().find("No verdict changes (56 property verdicts compared).") != std::string::npos);
 }
 
 }  // namespace

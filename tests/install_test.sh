@@ -39,11 +39,11 @@ run() { env -i HOME="$tmp" PATH="$prefix/bin:/usr/bin:/bin" "$@"; }
 expect 0 run qpcheck --version
 has "$tmp/out" "qpcheck "
 
-# The seed scenario as a user writes it: passive-first ULP on IB with rnr_retry 0. The library comes from
+# The seed scenario as a user writes it: passive-first ULP on IB with connect_rnr_retry 0. The library comes from
 # PREFIX/share/qpcheck/lib (the violated invariant's source says so).
 cat > passive_first.qpspec <<'SPEC'
 import "lib/rdma.qpspec";
-set rnr_retry = 0;
+set connect_rnr_retry = 0;
 disable recv_before_wakeup "this ULP has no RPCs to wake";
 
 process client {
@@ -62,17 +62,20 @@ process server {
 }
 
 matrix { transport in { IB, IWARP }; }
+expect no_send_to_empty_rq: violated;
 expect passive_send_after_peer_recv: violated;
-expect no_err_before_disconnect: violated when transport = IB;
+expect no_fatal_qp_error: violated;
+expect deadlock: violated when transport = IWARP;
 SPEC
 # The fixed version: the client posts its receives before connecting.
 sed -e '/get_cm_event(ACTIVE, ESTABLISHED);/d' -e 's/^  post_recv(ACTIVE, 2);/  get_cm_event(ACTIVE, ESTABLISHED);/' \
     -e 's/^  create_qp(ACTIVE);/  create_qp(ACTIVE);\n  post_recv(ACTIVE, 2);/' \
-    -e '/^expect/d' passive_first.qpspec > receives_first.qpspec
+    -e '$a expect deadlock: violated when transport = IWARP;  // the extra-data race: CONNECT_ERROR' -e '/^expect/d' \
+    passive_first.qpspec > receives_first.qpspec
 
 expect 1 run qpcheck verify passive_first.qpspec
-has "$tmp/out" "passive_first.qpspec: VIOLATED: passive_send_after_peer_recv"
-has "$tmp/out" "$prefix/share/qpcheck/lib/rdma.qpspec:"
+has "$tmp/out" "passive_first.qpspec: VIOLATED: no_send_to_empty_rq"
+has "$tmp/out" "$prefix/share/qpcheck/lib/verbs.qpspec:"
 has "$tmp/out" "Counterexample: 10 steps (shortest: BFS)"
 has "$tmp/out" "  not checked (disabled at passive_first.qpspec:3: this ULP has no RPCs to wake): recv_before_wakeup"
 expect 0 run qpcheck verify receives_first.qpspec
@@ -123,7 +126,7 @@ expect 0 run env QPCHECK_LIB_PATH="$tmp/nowhere:$tmp/env_dir" qpcheck verify spe
 has "$tmp/out" "params: which=3"
 printf 'import "lib/rdma.qpspec";\nprocess p { create_qp(ACTIVE); }\n' > installed.qpspec
 expect 0 run qpcheck verify installed.qpspec
-has "$tmp/out" "params: transport=IB"
+has "$tmp/out" "params: connections=1 transport=IB"
 
 # Every place it looked, and how to add one.
 printf 'import "lib/nosuch.qpspec";\n' > missing.qpspec
@@ -139,7 +142,7 @@ lacks "$tmp/err" "runfiles"
 # 4. The install tree moved as a whole still finds its library.
 mv "$prefix" "$tmp/moved"
 expect 1 env -i HOME="$tmp" PATH=/usr/bin:/bin "$tmp/moved/bin/qpcheck" verify passive_first.qpspec
-has "$tmp/out" "$tmp/moved/share/qpcheck/lib/rdma.qpspec:"
+has "$tmp/out" "$tmp/moved/share/qpcheck/lib/verbs.qpspec:"
 
 # 5. The man page renders and carries the search order.
 if command -v man >/dev/null 2>&1; then

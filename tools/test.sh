@@ -15,10 +15,19 @@ testlogs=$(bazel info bazel-testlogs 2>/dev/null)
 while read -r target status; do
   [ -n "$target" ] || continue
   rel=${target#//}; rel=${rel/://}
-  summary=""
-  [ -f "$testlogs/$rel/test.log" ] && summary=$(grep -E '^\[doctest\] test cases:' "$testlogs/$rel/test.log" | tail -n 1)
+  # A sharded target (shard_count) has one log per shard, test.log in shard_K_of_N/; a test.log beside them is an
+  # older unsharded run's and is ignored.
+  logs=("$testlogs/$rel"/shard_*_of_*/test.log)
+  [ -f "${logs[0]}" ] || logs=("$testlogs/$rel/test.log")
+  summary=""; p=0; f=0
+  for l in "${logs[@]}"; do
+    [ -f "$l" ] || continue
+    s=$(grep -E '^\[doctest\] test cases:' "$l" | tail -n 1)
+    [ -n "$s" ] || continue
+    summary=$s
+    p=$((p + $(sed -E 's/.*\| *([0-9]+) passed.*/\1/' <<<"$s"))); f=$((f + $(sed -E 's/.*\| *([0-9]+) failed.*/\1/' <<<"$s")))
+  done
   if [ -n "$summary" ] && [ "$status" != "NO" ]; then
-    p=$(sed -E 's/.*\| *([0-9]+) passed.*/\1/' <<<"$summary"); f=$(sed -E 's/.*\| *([0-9]+) failed.*/\1/' <<<"$summary")
     passed=$((passed + p)); failed=$((failed + f))
     if [ "$status" != "PASSED" ] && [ "$f" = 0 ]; then failed=$((failed + 1)); fi
   elif [ "$status" = "PASSED" ]; then

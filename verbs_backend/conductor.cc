@@ -431,7 +431,13 @@ class Run {
                                                   : op.name;
       int flushed = 0;
       bool got = wait_recv(op.ep, &cursor, arrival, &flushed, &st);
-      std::string seen = got ? recv_text(o.recvs[cursor++]) : "";
+      // Only expect_srq_recv names the SRQ; poll_recv and expect_recv compare the status (a QP's receives come from
+      // its SRQ or its own receive queue by how it was created, not by what the poll asks).
+      std::string seen;
+      if (got) {
+        const Completion& c = o.recvs[cursor++];
+        seen = n == "expect_srq_recv" ? recv_text(c) : c.name;
+      }
       bool ok = observe(got, expected, seen);
       if (!got && st.ok() && flushed > 0) {
         // the receives came back flushed: the QP went to ERR instead (say so beside "nothing")

@@ -95,12 +95,15 @@ Val Encoder::ite(const z3::expr& c, const Val& a, const Val& b) {
 }
 
 void Encoder::error(Ctx& c, const z3::expr& cond, const std::string& property) {
-  z3::expr when = band(band(c.ok, c.guard), cond);
+  z3::expr when = band(band(band(c.ok, c.guard), bnot(c.any_failed)), cond);
   if (when.is_false()) return;
+  c.any_failed = bor(c.any_failed, when);
   auto it = c.failed.find(property);
   if (it == c.failed.end()) c.failed.emplace(property, when);
   else it->second = bor(it->second, when);
 }
+
+void Encoder::require(Ctx& c, const z3::expr& cond) { c.ok = band(c.ok, bor(c.any_failed, cond)); }
 
 z3::expr Encoder::failed_any(const Ctx& c) {
   z3::expr f = ctx_.bool_val(false);
@@ -193,7 +196,7 @@ bool Encoder::queues_canonical(const std::vector<int64_t>& values) const {
 }
 
 Encoder::Ctx Encoder::start(const std::vector<Val>& s) {
-  Ctx c{s, {}, T(), T(), {}};
+  Ctx c{s, {}, T(), T(), {}, F()};
   c.frame.assign(m_.frame_size, Val{ctx_.int_val(0), 0, 0});
   return c;
 }
@@ -575,7 +578,11 @@ void Encoder::exec_one(Ctx& c, const model::Stmt* s) {
         exec(c, s->body);
       }
       return;
-    case SOp::kRequire: c.ok = band(c.ok, as_bool(eval(c, s->rhs))); return;
+    case SOp::kRequire: {
+      z3::expr cond = as_bool(eval(c, s->rhs));
+      require(c, cond);
+      return;
+    }
     case SOp::kFail: error(c, T(), s->property); return;
     case SOp::kAssert: error(c, bnot(as_bool(eval(c, s->rhs))), s->property); return;
     case SOp::kPush: {
@@ -649,9 +656,13 @@ Effect Encoder::action(const std::vector<Val>& s, const ActionRef& a) {
     c.ok = pc.lo == pc.hi ? ctx_.bool_val(pc.lo == a.pc) : pc.e == ctx_.int_val(a.pc);
     for (const model::Expr* cond : edge.conds) {
       if (c.ok.is_false()) break;
-      c.ok = band(c.ok, as_bool(eval(c, cond)));
+      z3::expr v = as_bool(eval(c, cond));
+      require(c, v);
     }
-    if (edge.step->guard != nullptr && !c.ok.is_false()) c.ok = band(c.ok, as_bool(eval(c, edge.step->guard)));
+    if (edge.step->guard != nullptr && !c.ok.is_false()) {
+      z3::expr v = as_bool(eval(c, edge.step->guard));
+      require(c, v);
+    }
     if (!c.ok.is_false()) exec(c, edge.step->body);
     c.st[pi.pc_slot] = Val{ctx_.int_val(edge.step->next_pc), edge.step->next_pc, edge.step->next_pc};
   } else {
@@ -662,7 +673,10 @@ Effect Encoder::action(const std::vector<Val>& s, const ActionRef& a) {
       c.frame[r.param_frames[i]] = num(t->lo + tuple % t->count(), t);
       tuple /= t->count();
     }
-    if (r.guard != nullptr) c.ok = band(c.ok, as_bool(eval(c, r.guard)));
+    if (r.guard != nullptr) {
+      z3::expr v = as_bool(eval(c, r.guard));
+      require(c, v);
+    }
     if (!c.ok.is_false()) exec(c, r.body);
   }
   Effect out{c.ok, failed_any(c), c.failed, std::move(c.st)};

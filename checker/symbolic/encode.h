@@ -37,8 +37,10 @@ std::vector<ActionRef> enumerate_actions(const model::Model& m);
 // What one action does from a symbolic state.
 struct Effect {
   z3::expr ok;          // the action is attempted and every condition, guard and require on its path holds
-  z3::expr failed;      // the action is enabled and violates a property (fail, assert, runtime error)
-  std::map<std::string, z3::expr> failed_by;  // the same, per property name ("runtime_error" for runtime errors)
+  z3::expr failed;      // the action is enabled and violates a property (fail, assert, runtime error); implies ok
+  // The same, per property name ("runtime_error" for runtime errors): the FIRST failure of the run is that
+  // property's, as the interpreter reports it (at most one of them holds).
+  std::map<std::string, z3::expr> failed_by;
   std::vector<Val> next;  // the successor's slots; meaningful when ok && !failed
 };
 
@@ -98,13 +100,19 @@ class Encoder {
     std::vector<Val> st;
     std::vector<Val> frame;
     z3::expr guard;   // branch conditions on the current path (within the step)
-    z3::expr ok;      // requires so far (merged at if joins)
-    std::map<std::string, z3::expr> failed;
+    z3::expr ok;      // requires so far (merged at if joins); a require after a failure does not count (require())
+    std::map<std::string, z3::expr> failed;  // per property: the run fails there first
+    z3::expr any_failed;  // the run has failed so far (the disjunction of `failed`)
   };
 
   Val num(int64_t v, const model::Type* t);
   Val ite(const z3::expr& c, const Val& a, const Val& b);
+  // The run fails with `property` here when `cond` holds, unless it already failed (the interpreter stops at the
+  // first StepFailure: a later failure on the same run is never reached, so it must not count for its property).
   void error(Ctx& c, const z3::expr& cond, const std::string& property);
+  // A condition the action needs (edge condition, guard, require): counts only while the run has not failed (a
+  // failing run is enabled and reports its failure whatever comes after it).
+  void require(Ctx& c, const z3::expr& cond);
   Val eval(Ctx& c, const model::Expr* e);
   Val arith(Ctx& c, const model::Expr* e);
   LocSet loc(Ctx& c, const model::Expr* e);

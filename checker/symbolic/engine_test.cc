@@ -55,6 +55,35 @@ TEST_CASE("runtime errors: BMC agrees with the explicit engine") {
   }
 }
 
+// tests/corpus/first_failure_wins.qpspec: the interpreter stops at a step's first failure, so `take` from the empty
+// queue is a runtime error, not a violation of `took` (the encoder once counted both, and BMC for `took` returned a
+// one-step path that failed concretely with "head of an empty queue": an internal error).
+TEST_CASE("a step's first failure is the only one it reports: one property's search walks past the other's") {
+  One o = one(R"spec(
+    var q: queue[1] of 0..1;
+    var filled: bool;
+    var never: bool;
+    rule fill when !filled { push(q, 1); filled = true; }
+    rule take { if head(q) == 1 { skip; } fail took "take ran past head(q)"; }
+    rule drain { pop(q); require never; }
+  )spec");
+  for (Mode mode : {Mode::kBmc, Mode::kKind}) {
+    Options opt;
+    opt.mode = mode;
+    opt.depth = 4;
+    opt.properties = {"took"};
+    Result r = check(o.fam, opt);
+    REQUIRE(r.result.outcome == explore::Outcome::kViolated);
+    CHECK(r.result.violation->property == "took");
+    CHECK(r.result.path.actions == std::vector<uint32_t>{0, 1});  // fill, take
+    opt.properties = {"runtime_error"};
+    r = check(o.fam, opt);
+    REQUIRE(r.result.outcome == explore::Outcome::kViolated);
+    CHECK(r.result.violation->message == "head of an empty queue");
+    CHECK(r.result.path.actions == std::vector<uint32_t>{1});  // take
+  }
+}
+
 TEST_CASE("records, arrays with computed indices, queues of records, quantifiers, for loops") {
   One o = one(R"(
 type R = record { a: 0..3; b: bool; };

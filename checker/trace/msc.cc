@@ -182,6 +182,23 @@ Msc build_msc(const Trace& t) {
       if (p.row >= 0 && p.lane != to) m.arrows.push_back(MscArrow{p.lane, to, p.row, m.rows, p.value, unit, true});
     }
   }
+  // Parallel queues describe one message (the library keeps a Send's opcode and payload in wire_op and wire_msg, a
+  // completion's status and opcode in scq_status and scq_op): arrows with the same ends, rows and fate are one arrow,
+  // its labels joined in queue order ("UNSOL, IBV_WR_SEND" becomes one label).
+  std::vector<MscArrow> merged;
+  for (MscArrow& a : m.arrows) {
+    auto same = std::find_if(merged.begin(), merged.end(), [&](const MscArrow& b) {
+      return b.from_lane == a.from_lane && b.to_lane == a.to_lane && b.from_row == a.from_row &&
+             b.to_row == a.to_row && b.in_flight == a.in_flight && b.discarded == a.discarded;
+    });
+    if (same == merged.end()) {
+      merged.push_back(std::move(a));
+    } else {
+      same->label += ", " + a.label;
+      same->queue += ", " + a.queue;
+    }
+  }
+  m.arrows = std::move(merged);
   m.violation_row = !t.steps.empty() && t.steps.back().failed ? m.rows - 1 : m.rows;
   return m;
 }
