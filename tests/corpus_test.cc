@@ -24,80 +24,15 @@
 
 #include "checker/cli/exit_codes.h"
 #include "checker/cli/verify.h"
+#include "tests/support/corpus_header.h"
 
 namespace qpcheck {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Header {
-  std::vector<std::string> params;
-  std::map<std::string, std::string> expect;
-  std::string expect_error;    // "LINE:COL: SUBSTRING"
-  std::vector<std::string> expect_warnings;
-  std::string expect_message;
-  std::vector<std::string> expect_property;   // NAME, then key=value pairs
-  std::vector<std::pair<std::string, std::string>> expect_all;  // property, length or verdict
-  std::string expect_overrides;               // "rule lose, proc post"
-};
-
-std::map<std::string, std::string> key_values(std::istringstream& ss) {
-  std::map<std::string, std::string> out;
-  std::string kv;
-  while (ss >> kv) {
-    size_t eq = kv.find('=');
-    if (eq != std::string::npos) out[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
-  return out;
-}
-
-Header read_header(const fs::path& file) {
-  std::ifstream in(file);
-  Header h;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("//", 0) != 0) {
-      if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-      break;
-    }
-    std::string body = line.substr(2);
-    auto take = [&](const std::string& key) -> std::optional<std::string> {
-      size_t p = body.find(key);
-      if (p == std::string::npos || body.find_first_not_of(' ') != p) return std::nullopt;
-      std::string rest = body.substr(p + key.size());
-      size_t b = rest.find_first_not_of(' ');
-      return b == std::string::npos ? "" : rest.substr(b);
-    };
-    if (auto v = take("params:")) {
-      std::istringstream ss(*v);
-      std::string kv;
-      while (ss >> kv) h.params.push_back(kv);
-    } else if (auto v = take("expect:")) {
-      std::istringstream ss(*v);
-      std::string kv;
-      while (ss >> kv) {
-        size_t eq = kv.find('=');
-        if (eq != std::string::npos) h.expect[kv.substr(0, eq)] = kv.substr(eq + 1);
-      }
-    } else if (auto v = take("expect-error:")) {
-      h.expect_error = *v;
-    } else if (auto v = take("expect-warning:")) {
-      h.expect_warnings.push_back(*v);
-    } else if (auto v = take("expect-message:")) {
-      h.expect_message = *v;
-    } else if (auto v = take("expect-property:")) {
-      std::istringstream ss(*v);
-      std::string word;
-      while (ss >> word) h.expect_property.push_back(word);
-    } else if (auto v = take("expect-all-violations:")) {
-      std::istringstream ss(*v);
-      for (const auto& [k, value] : key_values(ss)) h.expect_all.emplace_back(k, value);
-    } else if (auto v = take("expect-overrides:")) {
-      h.expect_overrides = *v;
-    }
-  }
-  return h;
-}
+using Header = testing::CorpusHeader;
+Header read_header(const fs::path& file) { return testing::read_corpus_header(file); }
 
 std::vector<fs::path> specs_in(const fs::path& dir) {
   std::vector<fs::path> out;
@@ -190,11 +125,11 @@ void check_property_run(const fs::path& file) {
   Run r = verify(file, h.params, true, {}, {h.expect_property[0]});
   INFO("stderr: ", r.err);
   nlohmann::json j = nlohmann::json::parse(r.out);
-  std::istringstream ss;
-  std::string rest;
-  for (size_t i = 1; i < h.expect_property.size(); ++i) rest += h.expect_property[i] + " ";
-  ss.str(rest);
-  std::map<std::string, std::string> want = key_values(ss);
+  std::map<std::string, std::string> want;
+  for (size_t i = 1; i < h.expect_property.size(); ++i) {
+    const std::string& kv = h.expect_property[i];
+    if (size_t eq = kv.find('='); eq != std::string::npos) want[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
   CHECK(j["verdict"] == want["verdict"]);
   CHECK(j["properties"]["checked"] == nlohmann::json::array({h.expect_property[0]}));
   if (want.count("states")) CHECK(j["stats"]["states"].get<uint64_t>() == std::stoull(want["states"]));

@@ -18,36 +18,13 @@
 #include "checker/lang/properties.h"
 #include "checker/symbolic/engine.h"
 #include "checker/symbolic/load.h"
+#include "tests/support/corpus_header.h"
 
 namespace qpcheck {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Header {
-  lang::ParamOverrides params;
-  std::map<std::string, std::string> expect;
-  int depth = 13;
-};
-
-Header read_header(const fs::path& file) {
-  std::ifstream in(file);
-  Header h;
-  std::string line;
-  while (std::getline(in, line) && line.rfind("//", 0) == 0) {
-    std::istringstream ss(line.substr(2));
-    std::string key, kv;
-    ss >> key;
-    if (key == "params:") {
-      while (ss >> kv) h.params.emplace_back(kv.substr(0, kv.find('=')), kv.substr(kv.find('=') + 1));
-    } else if (key == "expect:") {
-      while (ss >> kv) h.expect[kv.substr(0, kv.find('='))] = kv.substr(kv.find('=') + 1);
-    } else if (key == "bmc-depth:") {
-      ss >> h.depth;
-    }
-  }
-  return h;
-}
 
 std::vector<fs::path> specs() {
   std::vector<fs::path> out;
@@ -87,24 +64,25 @@ TEST_CASE("explicit BFS and Z3 BMC agree on every corpus spec; k-induction never
     const fs::path& f = files[i];
     auto start = std::chrono::steady_clock::now();
     INFO("spec: ", f.string());
-    Header h = read_header(f);
+    testing::CorpusHeader h = testing::read_corpus_header(f);
     REQUIRE(h.expect.count("verdict"));
-    auto spec = symbolic::load_spec(f.string(), {}, h.params, {});
+    const int depth = h.bmc_depth < 0 ? 13 : h.bmc_depth;  // the BMC depth: 13 unless the header says
+    auto spec = symbolic::load_spec(f.string(), {}, h.overrides(), {});
     model::ModelSystem& sys = *spec->systems.at(0);
     // A spec's `check` declarations choose its properties: both engines check those (lang/properties.h).
     lang::PropertyPlan plan = lang::plan_properties(*spec->compiled.at(0).model, {}, true);
 
     explore::Options eo;
-    eo.limits.max_depth = static_cast<uint64_t>(h.depth) + 1;
+    eo.limits.max_depth = static_cast<uint64_t>(depth) + 1;
     explore::Result ex = plan.everything
                              ? explore::explore(sys, eo)
                              : gate::run_restricted(*spec->compiled.at(0).model, plan.checked_names(), eo, f.string(),
                                                     "bfs").result;
     bool ex_violated = ex.outcome == explore::Outcome::kViolated &&
-                       ex.path.actions.size() <= static_cast<size_t>(h.depth);
+                       ex.path.actions.size() <= static_cast<size_t>(depth);
 
     symbolic::Options so;
-    so.depth = h.depth;
+    so.depth = depth;
     if (!plan.everything) so.properties = plan.checked_names();
     symbolic::Result bmc = symbolic::check(spec->family, so);
     INFO("bmc: ", bmc.reason);
@@ -120,12 +98,12 @@ TEST_CASE("explicit BFS and Z3 BMC agree on every corpus spec; k-induction never
     } else {
       ++proved_or_open;
       CHECK(bmc.result.outcome == explore::Outcome::kInconclusive);
-      CHECK(bmc.result.limit == "no violation up to depth " + std::to_string(h.depth));
+      CHECK(bmc.result.limit == "no violation up to depth " + std::to_string(depth));
     }
 
     symbolic::Options ko;
     ko.mode = symbolic::Mode::kKind;
-    ko.depth = std::min(h.depth, 6);
+    ko.depth = std::min(depth, 6);
     ko.properties = so.properties;
     symbolic::Result kind = symbolic::check(spec->family, ko);
     INFO("kind: ", kind.reason);

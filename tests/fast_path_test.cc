@@ -19,6 +19,7 @@
 #include "checker/lang/typecheck.h"
 #include "checker/model/transition_system.h"
 #include "tests/support/compile.h"
+#include "tests/support/corpus_header.h"
 
 namespace qpcheck {
 namespace {
@@ -27,19 +28,7 @@ namespace fs = std::filesystem;
 using model::ModelSystem;
 using model::Violation;
 
-lang::ParamOverrides header_params(const fs::path& file) {
-  std::ifstream in(file);
-  lang::ParamOverrides params;
-  std::string line;
-  while (std::getline(in, line) && line.rfind("//", 0) == 0) {
-    std::istringstream ss(line.substr(2));
-    std::string key, kv;
-    ss >> key;
-    if (key != "params:") continue;
-    while (ss >> kv) params.emplace_back(kv.substr(0, kv.find('=')), kv.substr(kv.find('=') + 1));
-  }
-  return params;
-}
+lang::ParamOverrides header_params(const fs::path& file) { return testing::read_corpus_header(file).overrides(); }
 
 struct Counts {
   size_t states = 0;      // states whose successors were compared with the reference

@@ -7,6 +7,7 @@
 
 #include "checker/cli/exit_codes.h"
 #include "checker/cli/format_option.h"
+#include "checker/cli/interrupt.h"
 #include "checker/cli/progress.h"
 #include "checker/trace/render.h"
 
@@ -140,6 +141,7 @@ int run_diff(const DiffOptions& opt, std::ostream& out, std::ostream& err) {
   go.limits.max_memory_bytes = default_memory_limit();
   go.search_path = lang::default_search_path(opt.lib_dirs);
   go.progress = progress_printer();
+  go.interrupt = &install_interrupt_handlers();
   gate::SpecResult a = gate::check_spec(opt.old_spec, go);
   gate::SpecResult b = gate::check_spec(opt.new_spec, go);
   clear_progress();
@@ -152,6 +154,10 @@ int run_diff(const DiffOptions& opt, std::ostream& out, std::ostream& err) {
   json d = diff_json(a, b);
   if (opt.format == Format::kJson) out << trace::dump_json(d);
   else out << diff_text(d);
+  if (interrupt_flag().load()) {
+    err << fmt::format("qpcheck: interrupted (signal {}): the searches stopped where they were; their verdicts are "
+                       "inconclusive\n", interrupt_signal());
+  }
   if (!d["changes"].empty()) return code(ExitCode::kViolated);
   if (d["inconclusive"].get<bool>()) return code(ExitCode::kInconclusive);
   // No configuration in common: "no verdict changed" would claim what was never checked.

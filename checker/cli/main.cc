@@ -17,9 +17,10 @@ int main(int argc, char** argv) {
   // A closed stdout (`qpcheck verify ... | head -1`) must fail only the writes to stdout, never cost a report file:
   // SIGPIPE is ignored, EPIPE is an ordinary write error (interrupt.h).
   std::signal(SIGPIPE, SIG_IGN);
-  // verify and gate turn a first SIGINT/SIGTERM into an inconclusive, fully reported run: from the first instruction,
-  // so that a signal during start-up is not a silent death (interrupt.h).
-  if (argc > 1 && (std::string_view(argv[1]) == "verify" || std::string_view(argv[1]) == "gate")) {
+  // verify, gate, synth and diff turn a first SIGINT/SIGTERM into an inconclusive, fully reported run: from the first
+  // instruction, so that a signal during start-up is not a silent death (interrupt.h).
+  if (argc > 1 && (std::string_view(argv[1]) == "verify" || std::string_view(argv[1]) == "gate" ||
+                   std::string_view(argv[1]) == "synth" || std::string_view(argv[1]) == "diff")) {
     qpcheck::cli::install_interrupt_handlers();
   }
   qpcheck::cli::Commands c;

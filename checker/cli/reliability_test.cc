@@ -20,6 +20,7 @@
 #include "checker/cli/gate.h"
 #include "checker/cli/interrupt.h"
 #include "checker/cli/show.h"
+#include "checker/cli/synth.h"
 #include "checker/cli/verify.h"
 
 namespace qpcheck::cli {
@@ -191,6 +192,41 @@ TEST_CASE("an interrupt ends verify and gate as inconclusive 'interrupted', with
   CHECK(verify(o).rc == code(ExitCode::kViolated));
 }
 
+TEST_CASE("an interrupt ends bmc, k-induction and synth as inconclusive, saying so, with the report complete") {
+  fs::path d = tmp_dir("interrupt_symbolic");
+  put(d / "lib.qpspec", kLib);
+  put(d / "main.qpspec", kMain);
+  put(d / "p.qpspec", "param top: 1..3 = 3;\nvar x: 0..3;\nprocess p { while x < top { x = x + 1; } }\n"
+                      "invariant small: x < 2;\n");
+  install_interrupt_handlers();
+  ::raise(SIGINT);
+  REQUIRE(interrupt_flag().load());
+  for (Engine e : {Engine::kBmc, Engine::kKind}) {
+    VerifyOptions o;
+    o.file = (d / "main.qpspec").string();
+    o.engine = e;
+    o.trace_out = (d / "t.json").string();
+    Run r = verify(o);
+    CHECK(r.rc == code(ExitCode::kInconclusive));
+    CHECK(r.out.find("interrupted (SIGINT or SIGTERM) at depth 0: nothing decided yet") != std::string::npos);
+    nlohmann::json j = nlohmann::json::parse(slurp(d / "t.json"));
+    CHECK(j["verdict"] == "inconclusive");
+    CHECK(j["limit"].get<std::string>().rfind("interrupted", 0) == 0);
+  }
+  SynthOptions so;
+  so.file = (d / "p.qpspec").string();
+  so.params = {"top=*"};
+  so.depth = 6;
+  std::ostringstream out, err;
+  CHECK(run_synth(so, out, err) == code(ExitCode::kInconclusive));
+  CHECK(out.str().find("OPEN  for top=1..3 (interrupted (SIGINT or SIGTERM))") != std::string::npos);
+  CHECK(err.str().find("qpcheck: interrupted (signal 2)") != std::string::npos);
+  reset_interrupt_for_testing();
+  std::ostringstream out2, err2;
+  CHECK(run_synth(so, out2, err2) == code(ExitCode::kViolated));  // without the flag: top=1 holds, 2 and 3 fail
+  CHECK(out2.str().find("interrupted") == std::string::npos);
+}
+
 TEST_CASE("a second signal ends the process at once, removing the temporary report files") {
   fs::path d = tmp_dir("second_signal");
   put(d / "r.json", "previous");
@@ -271,7 +307,7 @@ TEST_CASE("SIGTERM to the binary mid-search: exit 2, the statistics so far, the 
   pid_t pid = ::fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {
-    std::freopen(out.c_str(), "w", stdout);
+    if (std::freopen(out.c_str(), "w", stdout) == nullptr) ::_exit(126);
     ::execl("checker/cli/qpcheck", "qpcheck", "verify", (d / "slow.qpspec").c_str(), "--trace-out",
             (d / "t.json").c_str(), static_cast<char*>(nullptr));
     ::_exit(127);
@@ -290,6 +326,40 @@ TEST_CASE("SIGTERM to the binary mid-search: exit 2, the statistics so far, the 
   CHECK(slurp(out).find("statistics: 1 states") != std::string::npos);
   nlohmann::json j = nlohmann::json::parse(slurp(d / "t.json"));
   CHECK(j["limit"] == "interrupted");
+  CHECK(others(d, {"slow.qpspec", "t.json", "out.txt"}).empty());
+}
+
+TEST_CASE("SIGTERM to the binary while Z3 solves: bmc stops within its depth, exit 2, the trace file complete") {
+  fs::path d = tmp_dir("sigterm_bmc");
+  // Depth 400 of this takes Z3 about 7 s; depth 100000 cannot finish before the signal, so "interrupted" in the
+  // report is the watcher's doing (without it this test runs into its timeout).
+  put(d / "slow.qpspec",
+      "var x: array[0..5] of 0..255;\nprocess p[i in 0..5] { while true { x[i] = (x[i] * 7 + 3) % 256; } }\n"
+      "invariant never: x[0] + x[1] + x[2] + x[3] + x[4] + x[5] != 1531;\n");
+  put(d / "t.json", "previous");
+  std::string out = (d / "out.txt").string();
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    if (std::freopen(out.c_str(), "w", stdout) == nullptr) ::_exit(126);
+    ::execl("checker/cli/qpcheck", "qpcheck", "verify", (d / "slow.qpspec").c_str(), "--engine", "bmc", "--depth",
+            "100000", "--trace-out", (d / "t.json").c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  for (int i = 0; i < 6000 && others(d, {"slow.qpspec", "t.json", "out.txt"}).empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // into the solver's calls
+  CHECK(slurp(d / "t.json") == "previous");
+  ::kill(pid, SIGTERM);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == code(ExitCode::kInconclusive));
+  CHECK(slurp(out).find("INCONCLUSIVE (bmc engine): interrupted (SIGINT or SIGTERM) at depth") != std::string::npos);
+  nlohmann::json j = nlohmann::json::parse(slurp(d / "t.json"));
+  CHECK(j["verdict"] == "inconclusive");
+  CHECK(j["limit"].get<std::string>().rfind("interrupted (SIGINT or SIGTERM) at depth", 0) == 0);
   CHECK(others(d, {"slow.qpspec", "t.json", "out.txt"}).empty());
 }
 

@@ -11,6 +11,7 @@
 
 #include "checker/cli/exit_codes.h"
 #include "checker/cli/format_option.h"
+#include "checker/cli/interrupt.h"
 #include "checker/cli/progress.h"
 #include "checker/cli/verify_symbolic.h"
 #include "checker/symbolic/family.h"
@@ -159,6 +160,7 @@ int run_synth(const SynthOptions& opt, std::ostream& out, std::ostream& err) {
   so.engine.check_deadlock = !opt.no_deadlock;
   so.explicit_max_states = opt.max_states;
   so.only = opt.properties;
+  so.engine.interrupt = &install_interrupt_handlers();
   if (progress_enabled()) {
     so.progress = [](const symbolic::SynthProgress& p) {
       std::string where = p.phase == "explicit"
@@ -276,9 +278,14 @@ int run_synth(const SynthOptions& opt, std::ostream& out, std::ostream& err) {
   }
   text += fmt::format("\nsummary ({} values, depth {}, {:.2f} s):\n\n{}", spec->family.members.size(), opt.depth,
                       seconds, summary);
+  if (interrupt_flag().load()) j["interrupted"] = true;
   if (opt.format == Format::kJson) out << trace::dump_json(j);
   else out << text;
   out.flush();
+  if (interrupt_flag().load()) {
+    err << fmt::format("qpcheck: interrupted (signal {}): the synthesis stopped where it was; what it had not decided "
+                       "is open\n", interrupt_signal());
+  }
   if (any_open) return code(ExitCode::kInconclusive);
   return code(any_fail ? ExitCode::kViolated : ExitCode::kHolds);
 }

@@ -209,8 +209,7 @@ int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
     return code(ExitCode::kUsage);
   }
   if (wants_symbolic(opt)) {
-    restore_default_interrupt_handlers();  // Z3 does not read the flag: a signal ends the run at once
-    return run_verify_symbolic(opt, out, err);
+    return run_verify_symbolic(opt, out, err);  // it passes the flag on to the solver (symbolic::Options::interrupt)
   }
   lang::SourceManager sources;
   lang::Ast ast;

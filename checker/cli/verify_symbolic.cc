@@ -10,8 +10,9 @@
 
 #include "checker/cli/atomic_file.h"
 #include "checker/cli/exit_codes.h"
-#include "checker/cli/output_paths.h"
 #include "checker/cli/format_option.h"
+#include "checker/cli/interrupt.h"
+#include "checker/cli/output_paths.h"
 #include "checker/cli/progress.h"
 #include "checker/gate/property_runs.h"
 #include "checker/lang/properties.h"
@@ -191,6 +192,7 @@ int run_verify_symbolic(const VerifyOptions& opt, std::ostream& out, std::ostrea
   so.check_deadlock = plan.deadlock;
   if (!plan.everything) so.properties = plan.checked_names();
   so.notices = &err;
+  so.interrupt = &install_interrupt_handlers();
   if (progress_enabled()) {
     so.progress = [](const symbolic::Progress& p) {
       progress_line(fmt::format("{}: depth {}/{}, {:.0f} s: {}", p.engine, p.depth, p.max_depth, p.seconds, p.event));

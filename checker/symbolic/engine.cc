@@ -10,6 +10,7 @@
 #include "checker/model/eval.h"
 #include "checker/symbolic/encode.h"
 #include "checker/symbolic/family.h"
+#include "checker/symbolic/interrupt_watch.h"
 
 namespace qpcheck::symbolic {
 
@@ -82,6 +83,7 @@ class Engine {
     std::string name = opt_.mode == Mode::kBmc ? "bmc" : "kind";
     for (int k = 0; k <= opt_.depth; ++k) {
       Clock::time_point t0 = Clock::now();
+      if (opt_.interrupted()) return interrupted(r, k);
       // Base: a counterexample of length exactly k from an initial state?
       if (!bmc_done(k)) {
         Answer a = bmc(k, r);
@@ -447,6 +449,7 @@ class Engine {
     return done(r);
   }
   Result unknown(Result& r, const std::string& name, int k, const char* what, const std::string& why) {
+    if (opt_.interrupted()) return interrupted(r, k);  // the watcher cancelled the call
     r.result.outcome = explore::Outcome::kInconclusive;
     std::string limits;
     if (opt_.smt_timeout > 0) limits += fmt::format("--smt-timeout {}", opt_.smt_timeout);
@@ -455,6 +458,16 @@ class Engine {
                                  limits.empty() ? "" : fmt::format(" (per-call limits: {})", limits));
     r.reason = r.result.limit;
     progress(k, fmt::format("{}: unknown ({})", what, why), r);
+    return done(r);
+  }
+  // Stopped by Options::interrupt before depth k was decided: what is known is that no counterexample is shorter.
+  Result interrupted(Result& r, int k) {
+    r.result.outcome = explore::Outcome::kInconclusive;
+    r.result.limit = fmt::format("interrupted (SIGINT or SIGTERM) at depth {}: {}{}", k,
+                                 k == 0 ? "nothing decided yet" : fmt::format("no counterexample of length < {}", k),
+                                 opt_.mode == Mode::kKind ? "; the induction step was not proved" : "");
+    r.reason = r.result.limit;
+    progress(k, "interrupted", r);
     return done(r);
   }
   Result done(Result& r) {
@@ -525,6 +538,7 @@ class Engine {
   const std::vector<ActionRef>* actions_ = nullptr;
   std::vector<Frame> base_frames_, step_frames_;
   int bmc_checked_ = 0;
+  InterruptWatch watch_{ctx_, opt_.interrupt};  // last: stopped and joined before anything else is destroyed
 };
 
 }  // namespace

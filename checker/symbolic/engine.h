@@ -9,6 +9,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
@@ -53,6 +54,11 @@ struct Options {
   std::function<void(const Progress&)> progress;
   // Notices (not progress): the solver fell back to the general one, and the like. nullptr: dropped.
   std::ostream* notices = nullptr;
+  // Set (by a SIGINT/SIGTERM handler, checker/cli/interrupt.h) to stop the run: a solver call in progress is
+  // interrupted (Z3_interrupt, from a watcher thread that polls the flag every 20 ms) and the run ends as
+  // inconclusive, reason "interrupted (SIGINT or SIGTERM) at depth k: ...". nullptr: never interrupted.
+  const std::atomic<bool>* interrupt = nullptr;
+  bool interrupted() const { return interrupt != nullptr && interrupt->load(std::memory_order_relaxed); }
 };
 
 // Thrown when the encoding and the concrete semantics disagree on a counterexample (a bug in qpcheck: exit 5).

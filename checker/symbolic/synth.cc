@@ -191,13 +191,14 @@ std::vector<PropertyResult> synthesize(const Family& family, const SynthOptions&
       pr.regions.push_back(std::move(reg));
     }
     // What neither BMC nor k-induction decided: an exhaustive explicit search of each value, for this property.
+    // After an interrupt every undecided value stays open, saying so (and the properties after it too).
     Region open;
     open.verdict = Region::Verdict::kOpen;
-    open.how = fmt::format("no violation up to depth {}", opt.depth);
+    open.how = opt.interrupted() ? "interrupted (SIGINT or SIGTERM)" : fmt::format("no violation up to depth {}", opt.depth);
     std::vector<Region> explicit_regions;
     int left = static_cast<int>(remaining.size());
     for (int m : remaining) {
-      if (options.explicit_max_states == 0) {
+      if (options.explicit_max_states == 0 || opt.interrupted()) {
         open.members.push_back(m);
         continue;
       }
@@ -205,6 +206,7 @@ std::vector<PropertyResult> synthesize(const Family& family, const SynthOptions&
       explore::Options eo;
       eo.check_deadlock = property == "deadlock";
       eo.limits.max_states = options.explicit_max_states;
+      eo.interrupt = opt.interrupt;
       if (options.progress) {
         sp.phase = "explicit";
         sp.value = value_of(m);
@@ -237,6 +239,7 @@ std::vector<PropertyResult> synthesize(const Family& family, const SynthOptions&
                                                       ex.path.actions.size(), opt.depth),
                                           ex, m});
       } else {
+        if (ex.limit == "interrupted") open.how = "interrupted (SIGINT or SIGTERM)";
         open.members.push_back(m);
       }
     }
