@@ -44,11 +44,6 @@ struct Found {
   uint32_t failing_action = kNoState;  // step failures only
 };
 
-Violation deadlock_violation() {
-  return Violation{Violation::Kind::kDeadlock, "deadlock",
-                   "no process can move and not every process is at a valid end state", {}};
-}
-
 std::chrono::steady_clock::time_point deadline_after(std::chrono::steady_clock::time_point start, double seconds) {
   return start +
          std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
@@ -169,9 +164,7 @@ class Searcher {
 };
 
 // Successors stored per StateStore::stage() call; at most StateStore::kBoundInsertions, which Search's memory-limit
-// check relies on. With the store's rolling prefetch, 128 measured a little better than 32 and 64 on both benchmark
-// models (fewer restarts of the pipeline). Skipping a successor's half lookups when the half equals its
-// predecessor's (decoding the predecessor's row) saved nothing in a trial: those child tables mostly hit the cache.
+// check relies on. Why 128: docs/performance.md, "Tuning constants".
 constexpr int kInsertBatch = 128;
 
 // Sequential BFS (with optional partial-order reduction) and DFS over one StateStore.
@@ -283,7 +276,7 @@ class Search : public Searcher, public model::SuccessorSink {
       bool end = sys_.valid_end(buf_.data());
       if (end && opt_.witness && terminal_ == kNoState) terminal_ = id;
       if (!end && opt_.check_deadlock) {
-        deadlock_ = Found{deadlock_violation(), id, kNoState};
+        deadlock_ = Found{model::deadlock(), id, kNoState};
       }
     }
   }
@@ -477,9 +470,8 @@ class Search : public Searcher, public model::SuccessorSink {
 // place of each new state's message, and the states that chunk k of a layer found (group k of the next layer) are
 // expanded in a merge of the shards' parts by place. Hashing scatters neighbouring states (the successors of one
 // state, which share most of their own successors) over the shards, and expanding each shard's part of a layer on its
-// own would take them apart, which costs locality in every cache the expansion uses: one thread expanding its layers'
-// even ids, then the odd ones, in blocks of 2 x 512 took 1.78 -> 2.08 CPU-s on rdma_cm N=4 M=3 (2 x 8192: 2.24), and
-// two threads used 1.34x the CPU time of one, 1.08x in this order.
+// own would take them apart, which costs locality in every cache the expansion uses (measured: docs/performance.md,
+// "Tuning constants").
 // Insert: thread u stores what the round sent to shard u, chunk by chunk in the round's order. New states get their
 // invariants checked (check_invariants_after: the source passed its check) and form the shard's part of the next
 // layer. Barrier.
@@ -958,7 +950,7 @@ class ShardedSearch : public Searcher {
           bool end_state = me.sys->valid_end(me.buf.data());
           if (end_state && opt_.witness && c.terminal[u] == kNoState) c.terminal[u] = sender.from;
           if (!end_state && opt_.check_deadlock) {
-            c.deadlock = Found{deadlock_violation(), sender.from, kNoState};
+            c.deadlock = Found{model::deadlock(), sender.from, kNoState};
             return;  // the search ends with this round
           }
         }
@@ -1362,7 +1354,7 @@ class PartialSearch : public Searcher, public model::SuccessorSink {
         if (enabled == 0 && opt_.check_deadlock) {
           std::copy(&cur_[k * words_], &cur_[(k + 1) * words_], buf_.begin());
           if (!sys_.valid_end(buf_.data())) {
-            found_ = Found{deadlock_violation(), current_, kNoState};
+            found_ = Found{model::deadlock(), current_, kNoState};
             return;
           }
         }
@@ -1374,20 +1366,9 @@ class PartialSearch : public Searcher, public model::SuccessorSink {
 
   // The successor of `from` by `action` (each action has at most one).
   std::vector<uint64_t> replay(const std::vector<uint64_t>& from, uint32_t action) {
-    struct Pick : model::SuccessorSink {
-      uint32_t action;
-      std::vector<uint64_t> out;
-      int words;
-      void successor(uint32_t a, const uint64_t* s) override {
-        if (a == action && out.empty()) out.assign(s, s + words);
-      }
-      void failure(uint32_t, const Violation&) override {}
-    } pick;
-    pick.action = action;
-    pick.words = words_;
-    sys_.successors(from.data(), pick);
-    if (pick.out.empty()) throw std::logic_error("partial search: a recorded action does not replay");
-    return pick.out;
+    model::ActionOutcome o = model::successor_of(sys_, from.data(), action);
+    if (!o.next) throw std::logic_error("partial search: a recorded action does not replay");
+    return std::move(*o.next);
   }
 
   Result finish() override {
