@@ -29,8 +29,8 @@ namespace qpcheck::explore {
 class RecentStates {
  public:
   // Slots: the largest power of two with at most kMaxSlots and at most kMaxBytes of states (words uint64 each), at
-  // least kMinSlots. 2^14 slots of 4 words (512 KiB) fit a core's L2 next to the rest of the search; measured on
-  // rdma_cm N=4 M=3 (one thread, best of 3 runs): 2^12 slots 1.82 CPU-s, 2^14 1.78, none 2.34; 2^16 no better.
+  // least kMinSlots. 2^14 slots of 4 words (512 KiB) fit a core's L2 next to the rest of the search (the sizes
+  // measured: docs/performance.md, "Tuning constants").
   static constexpr size_t kMaxSlots = size_t{1} << 14;
   static constexpr size_t kMinSlots = size_t{1} << 8;
   static constexpr size_t kMaxBytes = size_t{512} << 10;

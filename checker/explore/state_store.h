@@ -50,7 +50,7 @@ class StateStore {
   // partitions of the states (a shard of the parallel search); its indexes start at about 1/partitions of one
   // store's capacity (at least 16 slots) and grow by the same 1.5x steps, so that for a flat store, and for the root
   // and the left (routed) half of a tree store, the partitions' indexes together take about what one store's would
-  // instead of each landing on the ladder on its own (philosophers N=16 on 2 shards: 17.2 -> 15.4 bytes/state).
+  // instead of each landing on the ladder on its own (docs/performance.md, "Tuning constants").
   // A tree's right half set is repeated in every partition whatever its start.
   explicit StateStore(const std::vector<int>& word_bits, uint64_t max_states = kMaxStates, int partitions = 1);
   ~StateStore();
@@ -87,9 +87,7 @@ class StateStore {
   // the store, so ids, fresh flags and counts are those of insert() called in the same order. Call it for
   // i = 0, 1, ..., n - 1 (any order is correct; that one is pipelined). Staged states stay valid until the next
   // stage(); `states` need not outlive stage(). Throws what insert() throws.
-  // Measured (rdma_cm N=4 M=3, philosophers N=16): prefetching the whole batch at once in stage() saves less (bursts
-  // fill the line-fill buffers), and a second stage that probes each slot early and prefetches the row it points to
-  // costs 25 % more than it hides.
+  // Alternatives measured and rejected: docs/performance.md, "Tuning constants".
   static constexpr int kPrefetchAhead = 8;
   void stage(const uint64_t* states, size_t stride, int n);
   std::pair<uint32_t, bool> insert_staged(int i, uint32_t predecessor) {

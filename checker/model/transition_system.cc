@@ -12,6 +12,24 @@
 
 namespace qpcheck::model {
 
+Violation invariant_false(const Invariant& inv) {
+  return Violation{Violation::Kind::kInvariant, inv.name, fmt::format("invariant {} is false", inv.name), inv.span};
+}
+
+Violation invariant_unevaluable(const Invariant& inv, const StepFailure& f) {
+  return Violation{Violation::Kind::kInvariant, inv.name,
+                   fmt::format("invariant {} cannot be evaluated: {}", inv.name, f.message), f.span};
+}
+
+Violation step_failure(const StepFailure& f) {
+  return Violation{Violation::Kind::kStepFailure, f.property, f.message, f.span};
+}
+
+Violation deadlock() {
+  return Violation{Violation::Kind::kDeadlock, "deadlock",
+                   "no process can move and not every process is at a valid end state", {}};
+}
+
 StateLayout::StateLayout(const std::vector<SlotInfo>& slots) {
   int word = 0, used = 0;
   for (const SlotInfo& s : slots) {
@@ -1398,7 +1416,7 @@ void ModelSystem::attempt_machine(uint32_t id, const uint64_t* src, SuccessorSin
   } catch (const StepFailure& e) {
     undo();
     ++enabled;
-    sink.failure(id, Violation{Violation::Kind::kStepFailure, e.property, e.message, e.span});
+    sink.failure(id, step_failure(e));
     return;
   } catch (...) {
     undo();
@@ -1583,7 +1601,7 @@ int ModelSystem::reference_successors(const uint64_t* state, SuccessorSink& sink
       ok = run(actions_[id]);
     } catch (const StepFailure& f) {
       ++enabled;
-      sink.failure(id, Violation{Violation::Kind::kStepFailure, f.property, f.message, f.span});
+      sink.failure(id, step_failure(f));
       return;
     }
     if (!ok) return;
@@ -1609,12 +1627,10 @@ std::optional<Violation> ModelSystem::check_invariants(const uint64_t* state) {
     const Invariant& inv = model_.invariants[i];
     try {
       if (!inv_machine_.eval(fast_invariants_[i])) {
-        return Violation{Violation::Kind::kInvariant, inv.name, fmt::format("invariant {} is false", inv.name),
-                         inv.span};
+        return invariant_false(inv);
       }
     } catch (const StepFailure& f) {
-      return Violation{Violation::Kind::kInvariant, "runtime_error",
-                       fmt::format("invariant {} cannot be evaluated: {}", inv.name, f.message), f.span};
+      return invariant_unevaluable(inv, f);
     }
   }
   return std::nullopt;
@@ -1624,11 +1640,10 @@ std::optional<Violation> ModelSystem::check_conjunct(int i, const Expr* conj) {
   const Invariant& inv = model_.invariants[i];
   try {
     if (!inv_machine_.eval(conj)) {
-      return Violation{Violation::Kind::kInvariant, inv.name, fmt::format("invariant {} is false", inv.name), inv.span};
+      return invariant_false(inv);
     }
   } catch (const StepFailure& f) {
-    return Violation{Violation::Kind::kInvariant, "runtime_error",
-                     fmt::format("invariant {} cannot be evaluated: {}", inv.name, f.message), f.span};
+    return invariant_unevaluable(inv, f);
   }
   return std::nullopt;
 }
@@ -1647,7 +1662,7 @@ std::optional<Violation> ModelSystem::check_invariants_after(uint32_t action, co
     if (conj_quick_[ci].root >= 0) {
       if (conj_holds(conj_quick_[ci], state)) continue;
       const Invariant& inv = model_.invariants[c.invariant];
-      return Violation{Violation::Kind::kInvariant, inv.name, fmt::format("invariant {} is false", inv.name), inv.span};
+      return invariant_false(inv);
     }
     if (auto v = check_conjunct(c.invariant, c.e)) return v;
   }

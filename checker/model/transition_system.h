@@ -24,6 +24,15 @@ struct Violation {
   Span span;              // the invariant, the failing statement, or none (deadlock)
 };
 
+// The one constructor of each kind of violation, used by every engine (explicit, Z3, synth, the gate's per-property
+// runs), so that their property names and messages cannot drift apart (docs/language.md, "Properties").
+// An invariant that cannot be evaluated in a state (an index out of range, ...) violates that invariant: it is not
+// shown to hold there. A failing step violates its fail/assert property, or runtime_error.
+Violation invariant_false(const Invariant& inv);                           // "invariant NAME is false"
+Violation invariant_unevaluable(const Invariant& inv, const StepFailure& f);  // "invariant NAME cannot be evaluated: ..."
+Violation step_failure(const StepFailure& f);
+Violation deadlock();                                                       // property "deadlock"
+
 // Receives what `successors` finds, in a fixed deterministic order (process instances in declaration order, their
 // edges in program order, then rules in declaration order with parameter tuples in lexicographic order).
 class SuccessorSink {
@@ -78,6 +87,22 @@ class TransitionSystem {
   };
   virtual Independence independence() const { return {}; }
 };
+
+// What one action does from one state (an action has at most one successor per state): its successor, the violation
+// of its failing step, or neither (not enabled there).
+struct ActionOutcome {
+  std::optional<std::vector<uint64_t>> next;   // state_words() words
+  std::optional<Violation> failure;
+  bool enabled() const { return next.has_value() || failure.has_value(); }
+};
+
+// The outcome of `action` from `state`: the one helper for re-running a path action by action (the Z3
+// counterexample check, synth's region check, the partial search's path rebuild). Costs one successors() call.
+ActionOutcome successor_of(TransitionSystem& sys, const uint64_t* state, uint32_t action);
+
+// How many actions are enabled in `state` (successors + failing steps), discarding what they do: 0 is a deadlock
+// unless valid_end(state).
+int enabled_count(TransitionSystem& sys, const uint64_t* state);
 
 // Bit layout of a packed state: each slot stores (value - lo) in the fewest bits that hold its range.
 class StateLayout {

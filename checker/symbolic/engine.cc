@@ -21,20 +21,6 @@ using Clock = std::chrono::steady_clock;
 
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-// Captures what one action does from a concrete state.
-struct Capture : model::SuccessorSink {
-  uint32_t want = 0;
-  int words = 0;
-  std::optional<std::vector<uint64_t>> next;
-  std::optional<Violation> failure_v;
-  void successor(uint32_t action, const uint64_t* state) override {
-    if (action == want) next.emplace(state, state + words);
-  }
-  void failure(uint32_t action, const Violation& v) override {
-    if (action == want) failure_v = v;
-  }
-};
-
 // One unrolled state with its action effects and bad-state conditions (built on demand).
 struct Frame {
   std::vector<Val> st;
@@ -329,18 +315,15 @@ class Engine {
     explore::Path p;
     p.states.push_back(std::move(first));
     for (size_t i = 0; i < actions.size(); ++i) {
-      Capture cap;
-      cap.want = actions[i];
-      cap.words = sys.state_words();
-      sys.successors(p.states.back().data(), cap);
+      model::ActionOutcome cap = model::successor_of(sys, p.states.back().data(), actions[i]);
       p.actions.push_back(actions[i]);
       bool last = i + 1 == actions.size();
-      if (cap.failure_v) {
-        if (last && failing && opt_.checks(cap.failure_v->property)) {
-          return {p, cap.failure_v};
+      if (cap.failure) {
+        if (last && failing && opt_.checks(cap.failure->property)) {
+          return {p, cap.failure};
         }
         throw EncodingMismatch(fmt::format("symbolic counterexample disagrees with the explicit semantics: step {} "
-                                           "(action {}) fails concretely ({})", i + 1, actions[i], cap.failure_v->message));
+                                           "(action {}) fails concretely ({})", i + 1, actions[i], cap.failure->message));
       }
       if (!cap.next) {
         throw EncodingMismatch(fmt::format("symbolic counterexample disagrees with the explicit semantics: step {} "
@@ -367,26 +350,17 @@ class Engine {
         if (!opt_.checks(inv.name)) continue;
         try {
           if (!mach.eval(inv.expr)) {
-            return Violation{Violation::Kind::kInvariant, inv.name, fmt::format("invariant {} is false", inv.name),
-                             inv.span};
+            return model::invariant_false(inv);
           }
         } catch (const model::StepFailure& f) {
-          return Violation{Violation::Kind::kInvariant, "runtime_error",
-                           fmt::format("invariant {} cannot be evaluated: {}", inv.name, f.message), f.span};
+          return model::invariant_unevaluable(inv, f);
         }
       }
     }
     bool deadlock = opt_.deadlock();
     if (deadlock) {
-      model::SuccessorSink* none = nullptr;
-      struct Count : model::SuccessorSink {
-        void successor(uint32_t, const uint64_t*) override {}
-        void failure(uint32_t, const Violation&) override {}
-      } count;
-      (void)none;
-      if (sys.successors(s.data(), count) == 0 && !sys.valid_end(s.data())) {
-        return Violation{Violation::Kind::kDeadlock, "deadlock",
-                         "no process can move and not every process is at a valid end state", {}};
+      if (model::enabled_count(sys, s.data()) == 0 && !sys.valid_end(s.data())) {
+        return model::deadlock();
       }
     }
     return std::nullopt;

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "checker/lang/properties.h"
 #include "checker/model/eval.h"
 
 namespace qpcheck::symbolic {
@@ -41,12 +42,10 @@ class PropertyView : public model::TransitionSystem {
       machine_.state = sys_.unpack(state);
       try {
         if (!machine_.eval(inv.expr)) {
-          return Violation{Violation::Kind::kInvariant, inv.name, fmt::format("invariant {} is false", inv.name),
-                           inv.span};
+          return model::invariant_false(inv);
         }
       } catch (const model::StepFailure& f) {
-        return Violation{Violation::Kind::kInvariant, inv.name,
-                         fmt::format("invariant {} cannot be evaluated: {}", inv.name, f.message), f.span};
+        return model::invariant_unevaluable(inv, f);
       }
     }
     return std::nullopt;
@@ -60,19 +59,6 @@ class PropertyView : public model::TransitionSystem {
   model::Machine machine_;
 };
 
-struct Capture : model::SuccessorSink {
-  uint32_t want = 0;
-  int words = 0;
-  std::optional<std::vector<uint64_t>> next;
-  std::optional<Violation> fail;
-  void successor(uint32_t a, const uint64_t* s) override {
-    if (a == want) next.emplace(s, s + words);
-  }
-  void failure(uint32_t a, const Violation& v) override {
-    if (a == want) fail = v;
-  }
-};
-
 }  // namespace
 
 std::optional<Violation> replays_violation(model::ModelSystem& sys, const explore::Path& path,
@@ -80,13 +66,10 @@ std::optional<Violation> replays_violation(model::ModelSystem& sys, const explor
   std::vector<uint64_t> s = sys.initial_states().at(0);
   PropertyView view(sys, property);
   for (size_t i = 0; i < path.actions.size(); ++i) {
-    Capture cap;
-    cap.want = path.actions[i];
-    cap.words = sys.state_words();
-    sys.successors(s.data(), cap);
+    model::ActionOutcome cap = model::successor_of(sys, s.data(), path.actions[i]);
     bool last = i + 1 == path.actions.size();
-    if (cap.fail) {
-      if (last && cap.fail->property == property) return cap.fail;
+    if (cap.failure) {
+      if (last && cap.failure->property == property) return cap.failure;
       return std::nullopt;
     }
     if (!cap.next) return std::nullopt;
@@ -94,33 +77,11 @@ std::optional<Violation> replays_violation(model::ModelSystem& sys, const explor
   }
   if (auto v = view.check_invariants(s.data())) return v;
   if (property == "deadlock") {
-    struct None : model::SuccessorSink {
-      void successor(uint32_t, const uint64_t*) override {}
-      void failure(uint32_t, const Violation&) override {}
-    } none;
-    if (sys.successors(s.data(), none) == 0 && !sys.valid_end(s.data())) {
-      return Violation{Violation::Kind::kDeadlock, "deadlock",
-                       "no process can move and not every process is at a valid end state", {}};
+    if (model::enabled_count(sys, s.data()) == 0 && !sys.valid_end(s.data())) {
+      return model::deadlock();
     }
   }
   return std::nullopt;
-}
-
-std::vector<std::string> properties_of(const model::Model& m, bool check_deadlock) {
-  std::vector<std::string> out;
-  auto add = [&](const std::string& p) {
-    for (const std::string& q : out) {
-      if (q == p) return;
-    }
-    out.push_back(p);
-  };
-  for (const model::Invariant& inv : m.invariants) add(inv.name);
-  for (const model::Stmt& s : m.stmts) {
-    if (s.op == model::SOp::kFail || s.op == model::SOp::kAssert) add(s.property);
-  }
-  add("runtime_error");
-  if (check_deadlock && !m.deadlock_disabled()) add("deadlock");
-  return out;
 }
 
 std::vector<PropertyResult> synthesize(const Family& family, const SynthOptions& options) {
@@ -131,8 +92,9 @@ std::vector<PropertyResult> synthesize(const Family& family, const SynthOptions&
     for (const model::PropertyChoice& c : base.checks) wanted.push_back(c.name);
   }
   std::vector<std::string> properties;
-  for (const std::string& p : properties_of(base, options.engine.check_deadlock)) {
-    if (wanted.empty() || std::find(wanted.begin(), wanted.end(), p) != wanted.end()) properties.push_back(p);
+  // The same properties, in the same order, as every other engine reports them (lang/properties.h).
+  for (const lang::PropertyInfo& p : lang::properties_of(base, options.engine.check_deadlock)) {
+    if (wanted.empty() || std::find(wanted.begin(), wanted.end(), p.name) != wanted.end()) properties.push_back(p.name);
   }
   auto start = std::chrono::steady_clock::now();
   auto since = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };

@@ -45,15 +45,11 @@ struct SynthProgress {
 struct SynthOptions {
   Options engine;                 // depth, timeouts, deadlock; mode and properties are set per call
   uint64_t explicit_max_states = 1000000;  // per value; 0 = no explicit fallback
-  // Non-empty: synthesise only these properties (in properties_of order). The spec's `check` declarations apply
+  // Non-empty: synthesise only these properties (in lang::properties_of order). The spec's `check` declarations apply
   // when this is empty.
   std::vector<std::string> only;
   std::function<void(const SynthProgress&)> progress;  // empty: none
 };
-
-// Every property of the family's models: invariants, fail/assert properties, "runtime_error", and "deadlock" when
-// checked (and not disabled by the spec). Declaration order.
-std::vector<std::string> properties_of(const model::Model& m, bool check_deadlock);
 
 // Synthesises per property. Throws as check() does.
 std::vector<PropertyResult> synthesize(const Family& family, const SynthOptions& options);

@@ -74,7 +74,10 @@ while read -r name device setup expect; do
       fi
     fi
     echo "QPCHECK-END $name $device rc=$rc attempt=$attempt"
-    case "|$expect|" in *"|$(verdict $rc)|"*) break;; esac
+    # EXPECT alternatives: a verdict, or VERDICT@STEP (that verdict, decided at that step)
+    step=$(grep -E '^(REPRODUCED|NOT REPRODUCED|DIVERGED) at step [0-9]+' /tmp/replay.out 2>/dev/null | head -n 1 |
+           sed 's/.* at step \([0-9]*\).*/\1/')
+    case "|$expect|" in *"|$(verdict $rc)|"*|*"|$(verdict $rc)@$step|"*) break;; esac
     [ "$rc" != wedged ] || break
     [ "$attempt" -lt "${QPCHECK_ATTEMPTS:-3}" ] || break
     attempt=$((attempt + 1))

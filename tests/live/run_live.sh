@@ -102,7 +102,8 @@ for name in "${names[@]}"; do
   decide=$(grep -E '^(REPRODUCED|NOT REPRODUCED|DIVERGED) at step' <<<"$block" | head -n 1)
   [ -n "$decide" ] || decide=$(grep -E '^(REPRODUCED|NOT REPRODUCED|DIVERGED):' <<<"$block" | head -n 1)
   mark=""
-  case "|${expect[$name]}|" in *"|$got|"*) ;; *) mark="  <-- FAIL"; bad=1;; esac
+  step=$(sed -n 's/^[A-Z ]* at step \([0-9]*\).*/\1/p' <<<"$decide")
+  case "|${expect[$name]}|" in *"|$got|"*|*"|$got@$step|"*) ;; *) mark="  <-- FAIL"; bad=1;; esac
   ! grep -q "^QPCHECK-HANG" <<<"$block" || mark="$mark  (the replay process hung after its verdict and was killed)"
   printf '%-24s %-6s %-24s %-15s %-3s %s%s\n' "$name" "${device[$name]}" "${expect[$name]}" "$got" "$last" "$decide" "$mark"
   if [ "$last" -gt 1 ]; then
