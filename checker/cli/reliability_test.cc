@@ -10,7 +10,9 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -293,6 +295,36 @@ TEST_CASE("SIGPIPE: verify into a closed pipe keeps the report file and the verd
   CHECK(nlohmann::json::parse(slurp(t))["verdict"] == "violated");
 }
 
+// Runs the qpcheck binary with `args` (its stdout to DIR/out.txt), waits until its trace file's temporary appears in
+// `d` (the front end is done and the handlers are installed), `settle_ms` more, then sends SIGTERM; the trace file
+// (DIR/t.json, "previous" before) must be untouched until then. Returns the exit code (the process must exit).
+int sigterm_binary(const fs::path& d, const std::vector<std::string>& args, int settle_ms) {
+  const std::vector<std::string> keep{"slow.qpspec", "t.json", "out.txt"};
+  std::string out = (d / "out.txt").string();
+  std::vector<char*> argv;
+  std::vector<std::string> all{"qpcheck"};
+  all.insert(all.end(), args.begin(), args.end());
+  for (std::string& a : all) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    if (std::freopen(out.c_str(), "w", stdout) == nullptr) ::_exit(126);
+    ::execv("checker/cli/qpcheck", argv.data());
+    ::_exit(127);
+  }
+  for (int i = 0; i < 6000 && others(d, keep).empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(settle_ms));
+  CHECK(slurp(d / "t.json") == "previous");
+  ::kill(pid, SIGTERM);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  REQUIRE(WIFEXITED(status));
+  return WEXITSTATUS(status);
+}
+
 TEST_CASE("SIGTERM to the binary mid-search: exit 2, the statistics so far, the trace file complete") {
   fs::path d = tmp_dir("sigterm");
   // f60(x) evaluates f0 2^60 times: the search is still in its first state when the signal comes.
@@ -304,24 +336,8 @@ TEST_CASE("SIGTERM to the binary mid-search: exit 2, the statistics so far, the 
   put(d / "slow.qpspec", text + "process p { x = 1; }\ninvariant i: f60(x) >= 0;\n");
   put(d / "t.json", "previous");
   std::string out = (d / "out.txt").string();
-  pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    if (std::freopen(out.c_str(), "w", stdout) == nullptr) ::_exit(126);
-    ::execl("checker/cli/qpcheck", "qpcheck", "verify", (d / "slow.qpspec").c_str(), "--trace-out",
-            (d / "t.json").c_str(), static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  // The trace file's temporary appears once the front end is done and the handlers are installed.
-  for (int i = 0; i < 6000 && others(d, {"slow.qpspec", "t.json", "out.txt"}).empty(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  CHECK(slurp(d / "t.json") == "previous");
-  ::kill(pid, SIGTERM);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  REQUIRE(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == code(ExitCode::kInconclusive));
+  CHECK(sigterm_binary(d, {"verify", (d / "slow.qpspec").string(), "--trace-out", (d / "t.json").string()}, 0) ==
+        code(ExitCode::kInconclusive));
   CHECK(slurp(out).find("INCONCLUSIVE: stopped by an interrupt") != std::string::npos);
   CHECK(slurp(out).find("statistics: 1 states") != std::string::npos);
   nlohmann::json j = nlohmann::json::parse(slurp(d / "t.json"));
@@ -338,24 +354,9 @@ TEST_CASE("SIGTERM to the binary while Z3 solves: bmc stops within its depth, ex
       "invariant never: x[0] + x[1] + x[2] + x[3] + x[4] + x[5] != 1531;\n");
   put(d / "t.json", "previous");
   std::string out = (d / "out.txt").string();
-  pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    if (std::freopen(out.c_str(), "w", stdout) == nullptr) ::_exit(126);
-    ::execl("checker/cli/qpcheck", "qpcheck", "verify", (d / "slow.qpspec").c_str(), "--engine", "bmc", "--depth",
-            "100000", "--trace-out", (d / "t.json").c_str(), static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  for (int i = 0; i < 6000 && others(d, {"slow.qpspec", "t.json", "out.txt"}).empty(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // into the solver's calls
-  CHECK(slurp(d / "t.json") == "previous");
-  ::kill(pid, SIGTERM);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  REQUIRE(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == code(ExitCode::kInconclusive));
+  // 500 ms after the front end: into the solver's calls.
+  CHECK(sigterm_binary(d, {"verify", (d / "slow.qpspec").string(), "--engine", "bmc", "--depth", "100000",
+                           "--trace-out", (d / "t.json").string()}, 500) == code(ExitCode::kInconclusive));
   CHECK(slurp(out).find("INCONCLUSIVE (bmc engine): interrupted (SIGINT or SIGTERM) at depth") != std::string::npos);
   nlohmann::json j = nlohmann::json::parse(slurp(d / "t.json"));
   CHECK(j["verdict"] == "inconclusive");
