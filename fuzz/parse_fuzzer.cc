@@ -7,24 +7,18 @@
 #include <exception>
 #include <string>
 
-#include "checker/lang/matrix.h"
-#include "checker/lang/parser.h"
-#include "checker/lang/typecheck.h"
+#include "checker/frontend/frontend.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace qpcheck;
   try {
-    lang::SourceManager sources;
-    lang::Ast ast;
-    int file = sources.add("fuzz.qpspec", std::string(reinterpret_cast<const char*>(data), size));
-    lang::Program program;
-    program.main_file = file;
-    program.decls = lang::parse_file(sources, file, ast);
-    for (const lang::Decl* d : program.decls) {
+    frontend::Spec spec;
+    spec.read_text("fuzz.qpspec", std::string(reinterpret_cast<const char*>(data), size));
+    for (const lang::Decl* d : spec.program().decls) {
       if (d->kind == lang::DeclKind::kImport) return 0;  // spec_fuzzer follows imports
     }
-    lang::Compiled compiled = lang::typecheck(program, sources, {});
-    lang::resolve_matrix(program, sources, *compiled.model, true);
+    lang::Compiled compiled = spec.compile();
+    spec.matrix(*compiled.model, true);
   } catch (const lang::SpecError& e) {
     (void)e.diagnostics().at(0);  // never empty
   } catch (const lang::UsageError&) {

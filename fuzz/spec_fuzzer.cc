@@ -1,5 +1,5 @@
 // libFuzzer harness: the whole spec front end on one file (docs/fuzzing.md). The input is written to a file and read
-// by lang::load_program, as `qpcheck verify` reads it, with spec/ as the library folder ($QPCHECK_SPEC_DIR, default
+// by the front end (frontend::Spec::read), as `qpcheck verify` reads it, with spec/ as the library folder ($QPCHECK_SPEC_DIR, default
 // ./spec), so imports of the real library are followed. Then typecheck, the matrix and expectations, the compiled
 // system (bounded), a short bounded search, and the trace built from its result, rendered as text, JSON and SVG.
 //
@@ -15,9 +15,7 @@
 #include <string>
 
 #include "checker/explore/explorer.h"
-#include "checker/lang/matrix.h"
-#include "checker/lang/parser.h"
-#include "checker/lang/typecheck.h"
+#include "checker/frontend/frontend.h"
 #include "checker/model/transition_system.h"
 #include "checker/trace/build.h"
 #include "checker/trace/msc.h"
@@ -43,11 +41,10 @@ void run(const std::string& text) {
     std::ofstream out(input_path(), std::ios::binary | std::ios::trunc);
     out.write(text.data(), static_cast<std::streamsize>(text.size()));
   }
-  lang::SourceManager sources;
-  lang::Ast ast;
-  lang::Program program = lang::load_program(sources, ast, input_path(), lang::lib_dirs_only({spec_dir()}));
-  lang::Compiled compiled = lang::typecheck(program, sources, {});
-  lang::resolve_matrix(program, sources, *compiled.model, true);
+  frontend::Spec spec;
+  spec.read(input_path(), lang::lib_dirs_only({spec_dir()}));
+  lang::Compiled compiled = spec.compile();
+  spec.matrix(*compiled.model, true);
   model::BuildLimits build;
   build.max_bytes = 16 << 20;
   build.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
@@ -56,7 +53,7 @@ void run(const std::string& text) {
   o.limits.max_states = 200;
   o.limits.max_memory_bytes = 64 << 20;
   o.limits.time_limit_seconds = 1;
-  explore::Result result = explore::explore(system, o);
+  model::CheckResult result = explore::explore(system, o);
   trace::Trace t = trace::build_trace(system, result, input_path(), "bfs");
   fuzz::check_terminal_safe(trace::to_text(t), "to_text");
   fuzz::check_xml_safe(trace::to_svg(t), "to_svg");

@@ -74,12 +74,11 @@ TEST_CASE("explicit BFS and Z3 BMC agree on every corpus spec; k-induction never
 
     explore::Options eo;
     eo.limits.max_depth = static_cast<uint64_t>(depth) + 1;
-    explore::Result ex = plan.everything
-                             ? explore::explore(sys, eo)
-                             : gate::run_restricted(*spec->compiled.at(0).model, plan.checked_names(), eo, f.string(),
-                                                    "bfs").result;
-    bool ex_violated = ex.outcome == explore::Outcome::kViolated &&
-                       ex.path.actions.size() <= static_cast<size_t>(depth);
+    model::CheckResult ex =
+        plan.everything
+            ? explore::explore(sys, eo)
+            : gate::run_restricted(*spec->compiled.at(0).model, plan.checked_names(), eo, f.string(), "bfs").result;
+    bool ex_violated = ex.outcome == model::Outcome::kViolated && ex.path.actions.size() <= static_cast<size_t>(depth);
 
     symbolic::Options so;
     so.depth = depth;
@@ -88,7 +87,7 @@ TEST_CASE("explicit BFS and Z3 BMC agree on every corpus spec; k-induction never
     INFO("bmc: ", bmc.reason);
     if (ex_violated) {
       ++violated;
-      REQUIRE(bmc.result.outcome == explore::Outcome::kViolated);
+      REQUIRE(bmc.result.outcome == model::Outcome::kViolated);
       CHECK(bmc.result.path.actions.size() == ex.path.actions.size());
       CHECK(bmc.result.violation->property == ex.violation->property);
       CHECK(bmc.result.shortest);
@@ -97,7 +96,7 @@ TEST_CASE("explicit BFS and Z3 BMC agree on every corpus spec; k-induction never
       CHECK(std::to_string(bmc.result.path.actions.size()) == h.expect["length"]);
     } else {
       ++proved_or_open;
-      CHECK(bmc.result.outcome == explore::Outcome::kInconclusive);
+      CHECK(bmc.result.outcome == model::Outcome::kInconclusive);
       CHECK(bmc.result.limit == "no violation up to depth " + std::to_string(depth));
     }
 
@@ -107,13 +106,13 @@ TEST_CASE("explicit BFS and Z3 BMC agree on every corpus spec; k-induction never
     ko.properties = so.properties;
     symbolic::Result kind = symbolic::check(spec->family, ko);
     INFO("kind: ", kind.reason);
-    if (kind.result.outcome == explore::Outcome::kHolds) CHECK(h.expect["verdict"] == "holds");
-    if (kind.result.outcome == explore::Outcome::kViolated) {
+    if (kind.result.outcome == model::Outcome::kHolds) CHECK(h.expect["verdict"] == "holds");
+    if (kind.result.outcome == model::Outcome::kViolated) {
       REQUIRE(ex_violated);
       CHECK(kind.result.path.actions.size() == ex.path.actions.size());
     }
     if (ex_violated && ex.path.actions.size() <= static_cast<size_t>(ko.depth)) {
-      CHECK(kind.result.outcome == explore::Outcome::kViolated);
+      CHECK(kind.result.outcome == model::Outcome::kViolated);
     }
     MESSAGE(f.string() << ": " << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()
                        << " s");

@@ -23,12 +23,11 @@
 #include <fmt/format.h>
 #include <z3++.h>
 
+#include "checker/frontend/frontend.h"
 #include "checker/model/transition_system.h"
 #include "checker/symbolic/encode.h"
 #include "checker/symbolic/family.h"
 #include "checker/symbolic/load.h"
-#include "checker/lang/parser.h"
-#include "checker/lang/typecheck.h"
 #include "tests/support/compile.h"
 #include "tests/support/corpus_header.h"
 
@@ -248,11 +247,6 @@ void compare(const model::Model& m, const std::string& name, size_t max_states, 
   }
 }
 
-lang::Compiled compile_file(lang::SourceManager& sources, lang::Ast& ast, const std::string& file,
-                             const lang::ParamOverrides& params) {
-  lang::Program program = lang::load_program(sources, ast, file, {});
-  return lang::typecheck(program, sources, params);
-}
 
 // The states the engines reach that a BFS from the initial state, stopping at counterexamples, does not: a search for
 // one property walks through states that violate the others, and k-induction starts anywhere well-formed. There a
@@ -270,9 +264,9 @@ TEST_CASE("the Z3 encoder does what the interpreter does past violations, on ran
       {"spec/03_patch_passive_first_ib.qpspec", {{"connect_rnr_retry", "1"}}, 0},
   };
   for (const Case& k : cases) {
-    lang::SourceManager sources;
-    lang::Ast ast;
-    lang::Compiled compiled = compile_file(sources, ast, k.file, k.params);
+    frontend::Spec spec;
+    spec.read(k.file, {});
+    lang::Compiled compiled = spec.compile(k.params);
     for (bool symbolic : {false, true}) {
       Counts c;
       Mode mode;
@@ -323,10 +317,9 @@ TEST_CASE("the Z3 encoder does what the interpreter does, action by action, on e
   std::sort(files.begin(), files.end());
   for (const fs::path& f : files) {
     {
-      lang::SourceManager sources;
-      lang::Ast ast;
-      lang::Program program = lang::load_program(sources, ast, f.string(), {});
-      lang::Compiled compiled = lang::typecheck(program, sources, header_params(f));
+      frontend::Spec spec;
+      spec.read(f.string(), {});
+      lang::Compiled compiled = spec.compile(header_params(f));
       Counts c;
       compare(*compiled.model, f.string(), 400, c);
       ++specs;

@@ -15,8 +15,7 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
-#include "checker/lang/parser.h"
-#include "checker/lang/typecheck.h"
+#include "checker/frontend/frontend.h"
 #include "checker/model/transition_system.h"
 #include "tests/support/compile.h"
 #include "tests/support/corpus_header.h"
@@ -125,10 +124,9 @@ TEST_CASE("successors and check_invariants_after agree with their references on 
   int with_invariants = 0;
   for (const fs::path& f : files) {
     INFO("spec: ", f.string());
-    lang::SourceManager sources;
-    lang::Ast ast;
-    lang::Program program = lang::load_program(sources, ast, f.string(), {});
-    lang::Compiled compiled = lang::typecheck(program, sources, header_params(f));
+    frontend::Spec spec;
+    spec.read(f.string(), {});
+    lang::Compiled compiled = spec.compile(header_params(f));
     ModelSystem sys(*compiled.model);
     if (!compiled.model->invariants.empty()) ++with_invariants;
     compare_checks(sys, 20000, total);

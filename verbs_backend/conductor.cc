@@ -10,8 +10,8 @@
 
 #include <fmt/format.h>
 
-#include "checker/lang/replay_ops.h"
 #include "checker/trace/render.h"
+#include "verbs_backend/replay_ops.h"
 
 namespace qpcheck::verbs {
 
@@ -31,13 +31,14 @@ int parse_int(const std::string& s, int lo, int hi, const std::string& where) {
 }
 
 PlannedOp plan_op(const trace::ReplayStep& r, const std::string& where) {
-  if (!lang::find_replay_op(r.op)) {
+  const lang::ReplayVocabulary& vocabulary = replay_vocabulary();
+  if (!vocabulary.find(r.op)) {
     throw PlanError(fmt::format("{}: unknown replay operation {}", where, trace::quote_value(r.op)));
   }
-  const lang::ReplayOpSpec* spec = lang::find_replay_op(r.op, static_cast<int>(r.args.size()));
+  const lang::ReplayOpSpec* spec = vocabulary.find(r.op, static_cast<int>(r.args.size()));
   if (!spec) {
     std::string arities;
-    for (const lang::ReplayOpSpec& o : lang::kReplayOps) {
+    for (const lang::ReplayOpSpec& o : kReplayOps) {
       if (o.name == r.op) arities += fmt::format("{}{}", arities.empty() ? "" : " or ", o.arity);
     }
     throw PlanError(fmt::format("{}: replay operation {} takes {} arguments, found {}", where, r.op, arities,
@@ -53,6 +54,11 @@ PlannedOp plan_op(const trace::ReplayStep& r, const std::string& where) {
       if (!known) throw PlanError(fmt::format("{}: not {}: {}", at, what, trace::quote_value(a)));
       op.names.push_back(a);
     };
+    // An enum argument as the trace writes it: the kind's prefix (replay_arg_prefix), then one of its names.
+    auto known = [&](ReplayArg kind) {
+      std::string_view prefix = lang::replay_arg_prefix(kind);
+      return a.rfind(prefix, 0) == 0 && vocabulary.known(kind, std::string_view(a).substr(prefix.size()));
+    };
     switch (spec->args[i]) {
       case ReplayArg::kEndpoint: {
         std::optional<Endpoint> e = parse_endpoint(a);
@@ -67,19 +73,11 @@ PlannedOp plan_op(const trace::ReplayStep& r, const std::string& where) {
       case ReplayArg::kRetry: op.numbers.push_back(parse_int(a, 0, 7, at)); break;
       case ReplayArg::kDepth: op.numbers.push_back(parse_int(a, 0, 255, at)); break;
       case ReplayArg::kSrq: op.numbers.push_back(parse_int(a, 0, 15, at)); break;
-      case ReplayArg::kCmEvent: {
-        const std::string prefix = "RDMA_CM_EVENT_";
-        name(a.rfind(prefix, 0) == 0 && lang::known_cm_event(a.substr(prefix.size())), "an RDMA_CM_EVENT_* name");
-        break;
-      }
-      case ReplayArg::kWcStatus: name(lang::known_wc_status(a), "an IBV_WC_* status"); break;
-      case ReplayArg::kWcOpcode: name(lang::known_wc_opcode(a), "an IBV_WC_* opcode"); break;
-      case ReplayArg::kWrOpcode: name(lang::known_wr_opcode(a), "an IBV_WR_* opcode replay posts"); break;
-      case ReplayArg::kQpState: {
-        const std::string prefix = "IBV_QPS_";
-        name(a.rfind(prefix, 0) == 0 && lang::known_qp_state(a.substr(prefix.size())), "an IBV_QPS_* state");
-        break;
-      }
+      case ReplayArg::kCmEvent: name(known(ReplayArg::kCmEvent), "an RDMA_CM_EVENT_* name"); break;
+      case ReplayArg::kWcStatus: name(known(ReplayArg::kWcStatus), "an IBV_WC_* status"); break;
+      case ReplayArg::kWcOpcode: name(known(ReplayArg::kWcOpcode), "an IBV_WC_* opcode"); break;
+      case ReplayArg::kWrOpcode: name(known(ReplayArg::kWrOpcode), "an IBV_WR_* opcode replay posts"); break;
+      case ReplayArg::kQpState: name(known(ReplayArg::kQpState), "an IBV_QPS_* state"); break;
     }
   }
   if (!op.endpoints.empty()) op.ep = op.endpoints[0];
@@ -187,8 +185,8 @@ bool is_flush(const Completion& c) { return c.name == "IBV_WC_WR_FLUSH_ERR"; }
 
 QpState qp_state(const std::string& name) {  // "IBV_QPS_RTS"; make_plan checked it
   std::string_view s = std::string_view(name).substr(8);
-  for (size_t i = 0; i < lang::kQpStateNames.size(); ++i) {
-    if (lang::kQpStateNames[i] == s) return static_cast<QpState>(i);
+  for (size_t i = 0; i < kQpStateNames.size(); ++i) {
+    if (kQpStateNames[i] == s) return static_cast<QpState>(i);
   }
   return QpState::kErr;
 }
@@ -228,8 +226,8 @@ class Run {
     std::set<Endpoint> created, actives;
     for (const PlannedStep& s : plan_.steps) {
       for (const PlannedOp& op : s.ops) {
-        if (op.op == "listen") listens = true;
-        if (op.op == "create_id") created.insert(op.ep);
+        if (op_id(*op.spec) == ReplayOpId::kListen) listens = true;
+        if (op_id(*op.spec) == ReplayOpId::kCreateId) created.insert(op.ep);
         for (const Endpoint& e : op.endpoints) {
           if (e.side == Ep::kActive) actives.insert(e);
         }
@@ -367,102 +365,113 @@ class Run {
                        : "the device did something the model did not predict");
       return false;
     };
-    const std::string& n = op.op;
     const int arity = op.spec->arity;
     Observed& o = obs(op.ep);
-    if (n == "listen") return host(dev_.listen());
-    if (n == "create_id") return host(dev_.create_id(op.ep));
-    if (n == "resolve_addr") return host(dev_.resolve_addr(op.ep));
-    if (n == "resolve_route") return host(dev_.resolve_route(op.ep));
-    if (n == "create_qp") return host(dev_.create_qp(op.ep, -1));
-    if (n == "create_qp_srq") return host(dev_.create_qp(op.ep, op.number));
-    if (n == "ibv_create_qp") return host(dev_.create_plain_qp(op.ep));
-    if (n == "modify_qp") {
-      // modify_qp(e, state, max_dest_rd_atomic, rnr_retry, retry_cnt, max_rd_atomic); the short form: QpAttrs' defaults
-      QpAttrs a;
-      if (arity == 6) {
-        a.max_dest_rd_atomic = op.numbers[0];
-        a.rnr_retry = op.numbers[1];
-        a.retry_cnt = op.numbers[2];
-        a.max_rd_atomic = op.numbers[3];
+    const ReplayOpId id = op_id(*op.spec);
+    switch (id) {  // every ReplayOpId has a case: -Werror=switch (BUILD.bazel)
+      case ReplayOpId::kListen: return host(dev_.listen());
+      case ReplayOpId::kCreateId: return host(dev_.create_id(op.ep));
+      case ReplayOpId::kResolveAddr: return host(dev_.resolve_addr(op.ep));
+      case ReplayOpId::kResolveRoute: return host(dev_.resolve_route(op.ep));
+      case ReplayOpId::kCreateQp: return host(dev_.create_qp(op.ep, -1));
+      case ReplayOpId::kCreateQpSrq: return host(dev_.create_qp(op.ep, op.number));
+      case ReplayOpId::kIbvCreateQp: return host(dev_.create_plain_qp(op.ep));
+      case ReplayOpId::kModifyQp: {
+        // modify_qp(e, state, max_dest_rd_atomic, rnr_retry, retry_cnt, max_rd_atomic); the short form: QpAttrs'
+        // defaults
+        QpAttrs a;
+        if (arity == 6) {
+          a.max_dest_rd_atomic = op.numbers[0];
+          a.rnr_retry = op.numbers[1];
+          a.retry_cnt = op.numbers[2];
+          a.max_rd_atomic = op.numbers[3];
+        }
+        return host(dev_.modify_qp(op.ep, qp_state(op.name), a));
       }
-      return host(dev_.modify_qp(op.ep, qp_state(op.name), a));
+      case ReplayOpId::kDestroyQp: return host(dev_.destroy_qp(op.ep));
+      case ReplayOpId::kDestroyId: return host(dev_.destroy_id(op.ep));
+      case ReplayOpId::kCreateSrq: return host(dev_.create_srq(op.number));
+      case ReplayOpId::kPostSrqRecv: return host(dev_.post_srq_recv(op.numbers[0], op.numbers[1]));
+      case ReplayOpId::kPostRecv: return host(dev_.post_recv(op.ep, op.number));
+      case ReplayOpId::kPostSend:
+        return host(dev_.post_send(op.ep, arity == 1 ? WrOpcode::kSend : wr_opcode(op.name)));
+      case ReplayOpId::kConnect:
+      case ReplayOpId::kAccept: {
+        ConnParam cp;
+        cp.rnr_retry_count = op.numbers[0];
+        if (op.numbers.size() == 3) {
+          cp.initiator_depth = op.numbers[1];
+          cp.responder_resources = op.numbers[2];
+        }
+        return host(id == ReplayOpId::kConnect ? dev_.connect(op.ep, cp) : dev_.accept(op.ep, cp));
+      }
+      case ReplayOpId::kReject: return host(dev_.reject(op.ep));
+      case ReplayOpId::kDisconnect: return host(dev_.disconnect(op.ep));
+      case ReplayOpId::kGetCmEvent:
+      case ReplayOpId::kExpectCmEvent: {
+        size_t& cursor = id == ReplayOpId::kGetCmEvent ? o.event_get : o.event_expect;
+        bool got = wait_event(op.ep, cursor, &st);
+        std::string seen = got ? o.events[cursor] : "";
+        if (got) ++cursor;
+        return observe(got, op.name, seen);
+      }
+      case ReplayOpId::kExpectSendWc:
+      case ReplayOpId::kPollSend: {
+        size_t& cursor = id == ReplayOpId::kPollSend ? o.send_poll : o.send_expect;
+        bool with_opcode = op.names.size() == 2;
+        bool got = wait_send(op.ep, cursor, &st);
+        std::string seen;
+        if (got) {
+          const Completion& c = o.sends[cursor++];
+          seen = with_opcode ? fmt::format("{}, {}", c.name, c.opcode) : c.name;
+        }
+        return observe(got, with_opcode ? fmt::format("{}, {}", op.names[0], op.names[1]) : op.names[0], seen);
+      }
+      case ReplayOpId::kExpectRecv:
+      case ReplayOpId::kPollRecv:
+      case ReplayOpId::kExpectSrqRecv: {
+        const bool srq = id == ReplayOpId::kExpectSrqRecv;
+        size_t& cursor = id == ReplayOpId::kPollRecv ? o.recv_poll : o.recv_expect;
+        bool arrival = arity == 1;  // the first library's forms: a successful arrival, flushes skipped
+        std::string expected = srq       ? fmt::format("IBV_WC_SUCCESS (SRQ {})", op.number)
+                               : arrival ? "IBV_WC_SUCCESS"
+                                         : op.name;
+        int flushed = 0;
+        bool got = wait_recv(op.ep, &cursor, arrival, &flushed, &st);
+        // Only expect_srq_recv names the SRQ; poll_recv and expect_recv compare the status (a QP's receives come
+        // from its SRQ or its own receive queue by how it was created, not by what the poll asks).
+        std::string seen;
+        if (got) {
+          const Completion& c = o.recvs[cursor++];
+          seen = srq ? recv_text(c) : c.name;
+        }
+        bool ok = observe(got, expected, seen);
+        if (!got && st.ok() && flushed > 0) {
+          // the receives came back flushed: the QP went to ERR instead (say so beside "nothing")
+          out_.log.back().observed += fmt::format(" ({} receive WRs completed with IBV_WC_WR_FLUSH_ERR)", flushed);
+          if (out_.step == s.index) out_.observed = out_.log.back().observed;
+        }
+        return ok;
+      }
+      case ReplayOpId::kExpectNoCompletion: {
+        // Silence: within the window, neither CQ reports a completion beyond those the trace has read.
+        Millis window = std::min(opt_.timeout, Millis(200));
+        std::string seen;
+        while (wait_send(op.ep, o.sends.size(), &st, window) && st.ok()) {}
+        for (size_t i = std::max(o.send_expect, o.send_poll); st.ok() && i < o.sends.size() && seen.empty(); ++i) {
+          seen = fmt::format("a send completion {}, {}", o.sends[i].name, o.sends[i].opcode);
+        }
+        size_t end = o.recvs.size();
+        int flushed = 0;
+        while (st.ok() && wait_recv(op.ep, &end, false, &flushed, &st, window) && st.ok()) end = o.recvs.size();
+        for (size_t i = std::max(o.recv_expect, o.recv_poll); st.ok() && i < o.recvs.size() && seen.empty(); ++i) {
+          seen = "a receive completion " + recv_text(o.recvs[i]);
+        }
+        const std::string silence = fmt::format("no completion within {} ms", window.count());
+        return observe(true, silence, seen.empty() ? silence : seen);
+      }
     }
-    if (n == "destroy_qp") return host(dev_.destroy_qp(op.ep));
-    if (n == "destroy_id") return host(dev_.destroy_id(op.ep));
-    if (n == "create_srq") return host(dev_.create_srq(op.number));
-    if (n == "post_srq_recv") return host(dev_.post_srq_recv(op.numbers[0], op.numbers[1]));
-    if (n == "post_recv") return host(dev_.post_recv(op.ep, op.number));
-    if (n == "post_send") return host(dev_.post_send(op.ep, arity == 1 ? WrOpcode::kSend : wr_opcode(op.name)));
-    if (n == "connect" || n == "accept") {
-      ConnParam cp;
-      cp.rnr_retry_count = op.numbers[0];
-      if (op.numbers.size() == 3) {
-        cp.initiator_depth = op.numbers[1];
-        cp.responder_resources = op.numbers[2];
-      }
-      return host(n == "connect" ? dev_.connect(op.ep, cp) : dev_.accept(op.ep, cp));
-    }
-    if (n == "reject") return host(dev_.reject(op.ep));
-    if (n == "disconnect") return host(dev_.disconnect(op.ep));
-    if (n == "get_cm_event" || n == "expect_cm_event") {
-      size_t& cursor = n == "get_cm_event" ? o.event_get : o.event_expect;
-      bool got = wait_event(op.ep, cursor, &st);
-      std::string seen = got ? o.events[cursor] : "";
-      if (got) ++cursor;
-      return observe(got, op.name, seen);
-    }
-    if (n == "expect_send_wc" || n == "poll_send") {
-      size_t& cursor = n == "poll_send" ? o.send_poll : o.send_expect;
-      bool with_opcode = op.names.size() == 2;
-      bool got = wait_send(op.ep, cursor, &st);
-      std::string seen;
-      if (got) {
-        const Completion& c = o.sends[cursor++];
-        seen = with_opcode ? fmt::format("{}, {}", c.name, c.opcode) : c.name;
-      }
-      return observe(got, with_opcode ? fmt::format("{}, {}", op.names[0], op.names[1]) : op.names[0], seen);
-    }
-    if (n == "expect_recv" || n == "poll_recv" || n == "expect_srq_recv") {
-      size_t& cursor = n == "poll_recv" ? o.recv_poll : o.recv_expect;
-      bool arrival = arity == 1;  // the first library's forms: a successful arrival, flushes skipped
-      std::string expected = n == "expect_srq_recv" ? fmt::format("IBV_WC_SUCCESS (SRQ {})", op.number)
-                             : arrival            ? "IBV_WC_SUCCESS"
-                                                  : op.name;
-      int flushed = 0;
-      bool got = wait_recv(op.ep, &cursor, arrival, &flushed, &st);
-      // Only expect_srq_recv names the SRQ; poll_recv and expect_recv compare the status (a QP's receives come from
-      // its SRQ or its own receive queue by how it was created, not by what the poll asks).
-      std::string seen;
-      if (got) {
-        const Completion& c = o.recvs[cursor++];
-        seen = n == "expect_srq_recv" ? recv_text(c) : c.name;
-      }
-      bool ok = observe(got, expected, seen);
-      if (!got && st.ok() && flushed > 0) {
-        // the receives came back flushed: the QP went to ERR instead (say so beside "nothing")
-        out_.log.back().observed += fmt::format(" ({} receive WRs completed with IBV_WC_WR_FLUSH_ERR)", flushed);
-        if (out_.step == s.index) out_.observed = out_.log.back().observed;
-      }
-      return ok;
-    }
-    if (n == "expect_no_completion") {
-      // Silence: within the window, neither CQ reports a completion beyond those the trace has read.
-      Millis window = std::min(opt_.timeout, Millis(200));
-      std::string seen;
-      while (wait_send(op.ep, o.sends.size(), &st, window) && st.ok()) {}
-      for (size_t i = std::max(o.send_expect, o.send_poll); st.ok() && i < o.sends.size() && seen.empty(); ++i) {
-        seen = fmt::format("a send completion {}, {}", o.sends[i].name, o.sends[i].opcode);
-      }
-      size_t end = o.recvs.size();
-      int flushed = 0;
-      while (st.ok() && wait_recv(op.ep, &end, false, &flushed, &st, window) && st.ok()) end = o.recvs.size();
-      for (size_t i = std::max(o.recv_expect, o.recv_poll); st.ok() && i < o.recvs.size() && seen.empty(); ++i) {
-        seen = "a receive completion " + recv_text(o.recvs[i]);
-      }
-      const std::string silence = fmt::format("no completion within {} ms", window.count());
-      return observe(true, silence, seen.empty() ? silence : seen);
-    }
+    // An id outside the enumeration (a table entry with a bad id): reported, never undefined behaviour.
     rec.observed = "not implemented";
     rec.match = false;
     log(rec);

@@ -2,7 +2,7 @@
 // thread, and compares what the device reports with the model's prediction (docs/replay.md).
 //
 // Each call of a step carries replay operations (declared by the spec library's `replay` clauses, bound when the
-// trace was written; checker/lang/replay_ops.h). Host operations (create_id ... get_cm_event, poll_send, poll_recv)
+// trace was written; replay_ops.h). Host operations (create_id ... get_cm_event, poll_send, poll_recv)
 // are verbs/CM calls made now; observations (expect_cm_event, expect_send_wc, expect_recv, expect_srq_recv) wait,
 // each with a timeout, for the device to report the predicted CM event or completion. The endpoints are ACTIVE[c]
 // and PASSIVE[c] of any number of connections. Observed events and completions are kept per endpoint in arrival
@@ -19,7 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "checker/lang/replay_ops.h"
+#include "verbs_backend/replay_ops.h"
 #include "checker/trace/trace.h"
 #include "verbs_backend/device.h"
 
@@ -28,9 +28,9 @@ namespace qpcheck::verbs {
 // "ACTIVE", "PASSIVE", "ACTIVE[c]", "PASSIVE[c]" (c decimal, 0..99), or nullopt.
 std::optional<Endpoint> parse_endpoint(const std::string& text);
 
-// One replay operation, validated: its arguments by kind, in order (checker/lang/replay_ops.h).
+// One replay operation, validated: its arguments by kind, in order (replay_ops.h).
 struct PlannedOp {
-  std::string op;                 // from checker/lang/replay_ops.h
+  std::string op;                 // its name (replay_ops.h)
   const lang::ReplayOpSpec* spec = nullptr;  // the form (name and arity) it matched
   std::vector<Endpoint> endpoints;           // kEndpoint arguments
   std::vector<int> numbers;                  // kCount, kRetry, kDepth, kSrq arguments

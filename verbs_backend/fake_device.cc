@@ -4,14 +4,14 @@
 
 #include <fmt/format.h>
 
-#include "checker/lang/replay_ops.h"
+#include "verbs_backend/replay_ops.h"
 
 namespace qpcheck::verbs {
 
 namespace {
 
 Completion wc(int status, std::string opcode, int srq = -1) {
-  return Completion{status, std::string(lang::kWcStatusNames.at(status)), std::move(opcode), srq};
+  return Completion{status, std::string(kWcStatusNames.at(status)), std::move(opcode), srq};
 }
 constexpr int kSuccess = 0, kFlush = 5, kRnrRetryExc = 13;
 

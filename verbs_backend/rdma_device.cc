@@ -21,7 +21,7 @@
 
 #include <fmt/format.h>
 
-#include "checker/lang/replay_ops.h"
+#include "verbs_backend/replay_ops.h"
 
 namespace qpcheck::verbs {
 
@@ -633,8 +633,8 @@ class RdmaDevice : public Device {
 
   static std::string event_name(rdma_cm_event_type t) {
     int v = static_cast<int>(t);
-    if (v >= 0 && v < static_cast<int>(lang::kCmEventNames.size())) {
-      return "RDMA_CM_EVENT_" + std::string(lang::kCmEventNames[v]);
+    if (v >= 0 && v < static_cast<int>(kCmEventNames.size())) {
+      return "RDMA_CM_EVENT_" + std::string(kCmEventNames[v]);
     }
     return fmt::format("RDMA_CM_EVENT_{}", v);
   }
@@ -726,7 +726,7 @@ class RdmaDevice : public Device {
         int s = static_cast<int>(wc.status);
         Completion c;
         c.status = s;
-        c.name = s >= 0 && s < static_cast<int>(lang::kWcStatusNames.size()) ? std::string(lang::kWcStatusNames[s])
+        c.name = s >= 0 && s < static_cast<int>(kWcStatusNames.size()) ? std::string(kWcStatusNames[s])
                                                                              : fmt::format("IBV_WC_STATUS_{}", s);
         if (send) {
           auto it = ep->send_wrs.find(wc.wr_id);

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "checker/lang/parser.h"
+#include "checker/frontend/frontend.h"
 #include "checker/trace/render.h"
 
 namespace qpcheck::cli {
@@ -29,15 +29,15 @@ bool same_file(const std::string& a, const std::string& b) {
 }
 
 std::vector<std::string> spec_files(const std::string& spec, const lang::SearchPath& search) {
-  lang::SourceManager sources;
-  lang::Ast ast;
+  frontend::Spec read;
   try {
-    lang::load_program(sources, ast, spec, search);
+    read.read(spec, search);
   } catch (const std::exception&) {
     // Reported by the run itself; what was loaded before the error still counts.
   }
-  std::vector<std::string> files{spec};
-  for (int i = 1; i < sources.size(); ++i) files.push_back(sources.file(i).path);
+  std::vector<std::string> files = read.files();
+  if (files.empty()) files.push_back(spec);
+  else files[0] = spec;  // as the user named it
   return files;
 }
 

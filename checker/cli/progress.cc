@@ -12,9 +12,9 @@ namespace {
 bool printed = false;  // a progress line is on the terminal (stderr is one process-wide stream)
 }
 
-std::function<void(const explore::Stats&)> progress_printer() {
+std::function<void(const model::SearchStats &)> progress_printer() {
   if (!isatty(STDERR_FILENO)) return {};
-  return [](const explore::Stats& s) {
+  return [](const model::SearchStats &s) {
     double rate = s.seconds > 0 ? s.states / s.seconds : 0;
     std::string line = fmt::format("\r\033[K{} states, {:.0f} states/s, depth {}, queue {}, memory {:.1f} MiB, {:.0f} s",
                                    s.states, rate, s.depth, s.queue, s.store_bytes / 1048576.0, s.seconds);

@@ -11,7 +11,7 @@ namespace qpcheck::cli {
 
 // An explore::Options::progress callback writing to stderr, or an empty function when stderr is not a terminal.
 // The explorer calls it from the first second on, so runs shorter than a second print nothing.
-std::function<void(const explore::Stats&)> progress_printer();
+std::function<void(const model::SearchStats&)> progress_printer();
 
 // Erases the progress line if one was printed (call before printing the report).
 void clear_progress();

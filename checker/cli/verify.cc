@@ -21,11 +21,9 @@
 #include "checker/cli/verify_symbolic.h"
 #include "checker/cli/progress.h"
 #include "checker/cli/properties.h"
+#include "checker/frontend/frontend.h"
 #include "checker/gate/property_runs.h"
-#include "checker/lang/matrix.h"
 #include "checker/lang/properties.h"
-#include "checker/lang/parser.h"
-#include "checker/lang/typecheck.h"
 #include "checker/model/transition_system.h"
 #include "checker/trace/build.h"
 #include "checker/trace/render.h"
@@ -211,16 +209,11 @@ int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
   if (wants_symbolic(opt)) {
     return run_verify_symbolic(opt, out, err);  // it passes the flag on to the solver (symbolic::Options::interrupt)
   }
-  lang::SourceManager sources;
-  lang::Ast ast;
+  frontend::Spec spec;
   lang::ParamOverrides overrides;
-  for (const std::string& p : opt.params) {
-    size_t eq = p.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      err << fmt::format("qpcheck: error: --param {}: expected NAME=VALUE\n", p);
-      return code(ExitCode::kUsage);
-    }
-    overrides.emplace_back(p.substr(0, eq), p.substr(eq + 1));
+  if (auto f = spec.attempt([&] { overrides = frontend::parse_param_assignments(opt.params); })) {
+    err << f->text;
+    return code(ExitCode::kUsage);
   }
   explore::Options eo;
   eo.strategy = opt.strategy;
@@ -253,18 +246,15 @@ int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
   eo.interrupt = &install_interrupt_handlers();
 
   lang::Compiled compiled;
-  try {
-    lang::Program program = lang::load_program(sources, ast, opt.file, lang::default_search_path(opt.lib_dirs));
-    compiled = lang::typecheck(program, sources, overrides);
-    lang::resolve_matrix(program, sources, *compiled.model, true);  // diagnostics only; `qpcheck gate` runs it
-  } catch (const lang::SpecError& e) {
-    for (const lang::Diagnostic& d : e.diagnostics()) err << lang::format_diagnostic(sources, d);
-    return code(ExitCode::kInvalidSpec);
-  } catch (const lang::UsageError& e) {
-    err << "qpcheck: error: " << e.what() << "\n";
-    return code(ExitCode::kUsage);
+  if (auto f = spec.attempt([&] {
+        spec.read(opt.file, lang::default_search_path(opt.lib_dirs));
+        compiled = spec.compile(overrides);
+        spec.matrix(*compiled.model, true);  // diagnostics only; `qpcheck gate` runs it
+      })) {
+    err << f->text;
+    return code(f->kind == frontend::Failure::Kind::kSpec ? ExitCode::kInvalidSpec : ExitCode::kUsage);
   }
-  for (const lang::Diagnostic& w : compiled.warnings) err << lang::format_diagnostic(sources, w);
+  err << spec.render(compiled.warnings);
   lang::PropertyPlan plan;
   try {
     plan = lang::plan_properties(*compiled.model, opt.properties, !opt.no_deadlock);
@@ -276,7 +266,8 @@ int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
 
   // No output may name a file the spec reads (an imported library, a hard link to the spec).
   std::vector<std::pair<std::string, std::string>> inputs{{"spec", opt.file}};
-  for (int i = 1; i < sources.size(); ++i) inputs.emplace_back("imported file", sources.file(i).path);
+  std::vector<std::string> read = spec.files();
+  for (size_t i = 1; i < read.size(); ++i) inputs.emplace_back("imported file", read[i]);
   if (std::string conflict = output_path_conflict({{"--trace-out", opt.trace_out}}, inputs, false); !conflict.empty()) {
     err << "qpcheck: error: " << conflict << "\n";
     return code(ExitCode::kUsage);
@@ -311,7 +302,7 @@ int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
                                  trace_file.is_open() ? &trace_file : nullptr, opt.trace_out, opt.names);
   }
   const char* strategy = opt.strategy == explore::Strategy::kBfs ? "bfs" : "dfs";
-  explore::Result result;
+  model::CheckResult result;
   trace::Trace t;
   if (system) {
     result = explore::explore(*system, eo);
@@ -330,7 +321,7 @@ int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
       t = trace::build_trace(whole, result, opt.file, strategy);
     }
   }
-  gate::note_properties(t, plan, sources);
+  gate::note_properties(t, plan, spec.sources());
 
   // The report goes to stdout first: a trace file that cannot be written never loses the result.
   const bool partial = opt.storage != explore::Storage::kExact;
@@ -372,9 +363,12 @@ int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
     }
   }
   switch (result.outcome) {
-    case explore::Outcome::kHolds: return code(ExitCode::kHolds);
-    case explore::Outcome::kViolated: return code(ExitCode::kViolated);
-    case explore::Outcome::kInconclusive: return code(ExitCode::kInconclusive);
+    case model::Outcome::kHolds:
+      return code(ExitCode::kHolds);
+    case model::Outcome::kViolated:
+      return code(ExitCode::kViolated);
+    case model::Outcome::kInconclusive:
+      return code(ExitCode::kInconclusive);
   }
   return code(ExitCode::kInternal);
 }

@@ -99,35 +99,30 @@ std::unique_ptr<symbolic::LoadedSpec> load_for_symbolic(const std::string& file,
     return nullptr;
   }
   auto spec = std::make_unique<symbolic::LoadedSpec>();
-  try {
-    symbolic::load_spec_into(*spec, file, lang::default_search_path(extra_lib_dirs), fixed, sets);
-  } catch (const lang::SpecError& e) {
-    for (const lang::Diagnostic& d : e.diagnostics()) err << lang::format_diagnostic(spec->sources, d);
-    rc = code(ExitCode::kInvalidSpec);
-    return nullptr;
-  } catch (const lang::UsageError& e) {
-    err << "qpcheck: error: " << e.what() << "\n";
-    rc = code(ExitCode::kUsage);
+  if (auto f = spec->spec.attempt(
+          [&] { symbolic::load_spec_into(*spec, file, lang::default_search_path(extra_lib_dirs), fixed, sets); })) {
+    err << f->text;
+    rc = code(f->kind == frontend::Failure::Kind::kSpec ? ExitCode::kInvalidSpec : ExitCode::kUsage);
     return nullptr;
   }
-  for (const lang::Diagnostic& w : spec->warnings) err << lang::format_diagnostic(spec->sources, w);
+  err << spec->spec.render(spec->warnings);
   rc = 0;
   return spec;
 }
 
 trace::Trace symbolic_trace(const symbolic::LoadedSpec& spec, const symbolic::Result& r, const std::string& file,
                             const std::string& engine, const std::vector<std::pair<std::string, std::string>>& sets) {
-  int member = r.result.outcome == explore::Outcome::kViolated ? r.member : 0;
+  int member = r.result.outcome == model::Outcome::kViolated ? r.member : 0;
   trace::Trace t = trace::build_trace(*spec.systems.at(member), r.result, file, engine);
   t.engine = engine;
-  if (r.result.outcome != explore::Outcome::kViolated) {
+  if (r.result.outcome != model::Outcome::kViolated) {
     for (auto& [name, value] : t.params) {
       for (const auto& [sname, set] : sets) {
         if (sname == name) value = set;
       }
     }
   }
-  if (r.result.outcome != explore::Outcome::kViolated) t.limit = r.reason;
+  if (r.result.outcome != model::Outcome::kViolated) t.limit = r.reason;
   return t;
 }
 
@@ -171,7 +166,8 @@ int run_verify_symbolic(const VerifyOptions& opt, std::ostream& out, std::ostrea
 
   // As for the explicit engine: no output on a file the spec reads, and the file replaced only once complete.
   std::vector<std::pair<std::string, std::string>> inputs{{"spec", opt.file}};
-  for (int i = 1; i < spec->sources.size(); ++i) inputs.emplace_back("imported file", spec->sources.file(i).path);
+  std::vector<std::string> read = spec->spec.files();
+  for (size_t i = 1; i < read.size(); ++i) inputs.emplace_back("imported file", read[i]);
   if (std::string conflict = output_path_conflict({{"--trace-out", opt.trace_out}}, inputs, false); !conflict.empty()) {
     err << "qpcheck: error: " << conflict << "\n";
     return code(ExitCode::kUsage);
@@ -208,12 +204,12 @@ int run_verify_symbolic(const VerifyOptions& opt, std::ostream& out, std::ostrea
   }
   clear_progress();
   trace::Trace t = symbolic_trace(*spec, r, opt.file, engine, sets);
-  gate::note_properties(t, plan, spec->sources);
+  gate::note_properties(t, plan, spec->spec.sources());
   nlohmann::json j = trace::to_json(t);
   std::string text = trace::to_text(trace::with_names(t, opt.names));
-  if (r.cti && r.result.outcome == explore::Outcome::kInconclusive) {
-    explore::Result cr;
-    cr.outcome = explore::Outcome::kViolated;
+  if (r.cti && r.result.outcome == model::Outcome::kInconclusive) {
+    model::CheckResult cr;
+    cr.outcome = model::Outcome::kViolated;
     cr.violation = r.cti_violation;
     cr.path = *r.cti;
     trace::Trace ct = trace::build_trace(*spec->systems.at(r.cti_member), cr, opt.file, engine);
@@ -234,9 +230,12 @@ int run_verify_symbolic(const VerifyOptions& opt, std::ostream& out, std::ostrea
     }
   }
   switch (r.result.outcome) {
-    case explore::Outcome::kHolds: return code(ExitCode::kHolds);
-    case explore::Outcome::kViolated: return code(ExitCode::kViolated);
-    case explore::Outcome::kInconclusive: return code(ExitCode::kInconclusive);
+    case model::Outcome::kHolds:
+      return code(ExitCode::kHolds);
+    case model::Outcome::kViolated:
+      return code(ExitCode::kViolated);
+    case model::Outcome::kInconclusive:
+      return code(ExitCode::kInconclusive);
   }
   return code(ExitCode::kInternal);
 }

@@ -18,7 +18,7 @@ uint64_t peak_rss_bytes() {
   return 0;
 }
 
-Result explore(model::TransitionSystem& system, const Options& options) {
+model::CheckResult explore(model::TransitionSystem &system, const Options &options) {
   if (options.storage != Storage::kExact) return internal::search_partial(system, options);
   if (options.threads > 1 && options.strategy == Strategy::kBfs && !options.por) {
     std::vector<std::unique_ptr<model::TransitionSystem>> workers;

@@ -9,49 +9,33 @@
 #include <string>
 #include <vector>
 
+#include "checker/model/check_result.h"
 #include "checker/model/transition_system.h"
 
 namespace qpcheck::explore {
 
 enum class Strategy { kBfs, kDfs };
 
-// How the visited set records states. Only kExact can prove that a property holds; the others can miss states, so a
-// search without violation ends as inconclusive ("no violation found in a partial search", limit = the storage name)
-// with Result::omission_probability. Their counterexamples are genuine (replayed from the initial state) but not
-// promised to be shortest. Partial storage runs BFS on one thread.
+// How the visited set records states. Only kExact can prove that a property
+// holds; the others can miss states, so a search without violation ends as
+// inconclusive ("no violation found in a partial search", limit = the storage
+// name) with model::CheckResult::omission_probability. Their counterexamples
+// are genuine (replayed from the initial state) but not promised to be
+// shortest. Partial storage runs BFS on one thread.
 enum class Storage { kExact, kHashCompaction, kBitstate };
-
-struct Limits {
-  uint64_t max_states = 0;        // distinct states stored; 0 = no limit
-  uint64_t max_depth = 0;         // steps from an initial state; 0 = no limit
-  // Bytes held by the search, all in: the visited set, the parallel search's messages of a round, and what each
-  // TransitionSystem holds (memory_bytes(): the specialised program, one per thread); 0 = no limit.
-  uint64_t max_memory_bytes = 0;
-  double time_limit_seconds = 0;  // wall clock; 0 = no limit
-};
-
-enum class Outcome { kHolds, kViolated, kInconclusive };
-
-struct Stats {
-  uint64_t states = 0;            // distinct states stored
-  uint64_t transitions = 0;       // enabled actions taken (including to states seen before)
-  uint64_t depth = 0;             // BFS: deepest layer reached; DFS: deepest state
-  double seconds = 0;             // wall clock of the search
-  uint64_t store_bytes = 0;       // visited set, all in
-  uint64_t peak_rss_bytes = 0;    // whole process (VmHWM), 0 if unknown
-  uint64_t queue = 0;             // states stored but not expanded yet (BFS queue / DFS stack); progress reports only
-};
 
 struct Options {
   Strategy strategy = Strategy::kBfs;
-  Limits limits;
+  model::SearchLimits limits;
   bool check_deadlock = true;
-  // When every property holds, also return (in Result::path) a run to a terminal state: every process at a valid
-  // end and no action enabled. BFS: the shortest such run. A schedule to replay on a device (qpcheck replay).
+  // When every property holds, also return (in model::CheckResult::path) a run
+  // to a terminal state: every process at a valid end and no action enabled.
+  // BFS: the shortest such run. A schedule to replay on a device (qpcheck
+  // replay).
   bool witness = false;
   // Called about once per second of search with the statistics so far (seconds: elapsed; store_bytes and queue
   // filled; peak_rss_bytes 0). Empty: no calls. Must not throw. Always called on the thread that called explore().
-  std::function<void(const Stats&)> progress;
+  std::function<void(const model::SearchStats &)> progress;
   // BFS threads (1 = sequential). With T > 1 the visited set is split into T shards by state hash, each owned by one
   // thread, and each BFS layer is expanded in rounds with an exchange of successors between the shards (Stern and
   // Dill, CAV 1997; see ShardedSearch in explorer.cc). The state and transition counts, the verdict, the violated
@@ -75,39 +59,14 @@ struct Options {
   const std::atomic<bool>* interrupt = nullptr;
 };
 
-// A run from an initial state. actions[i] leads from states[i] to states[i+1]; for a step failure the last action
-// has no successor state (actions.size() == states.size()).
-struct Path {
-  std::vector<std::vector<uint64_t>> states;
-  std::vector<uint32_t> actions;
-};
-
-struct Result {
-  Outcome outcome = Outcome::kHolds;
-  std::optional<model::Violation> violation;
-  Path path;                      // the counterexample when violated; the witness run (Options::witness) when holds
-  bool shortest = false;          // true when the counterexample is known to be a shortest one (BFS, no limit hit)
-  std::string limit;              // which limit ended the search ("max-states", ...), empty if none
-  Stats stats;
-  // Indexed by action id (TransitionSystem numbering): 1 if the action produced at least one transition (a
-  // successor or a failure) during the search, else 0. Sized TransitionSystem::action_count() when the system
-  // reports it (else it ends at the highest action that fired): a missing entry is 0. Complete only when the search
-  // was exhaustive; under --por only the explored (reduced) transitions count.
-  std::vector<uint8_t> action_fired;
-  // Partial storage (hash compaction, bitstate): an upper bound on the probability that a reachable state was
-  // missed (see FingerprintSet and Bitstate in state_store.h); 0 for exact storage.
-  double omission_probability = 0;
-  // --por: independence groups found (0 without --por) and expanded states that used an ample set.
-  int por_groups = 0;
-  uint64_t por_reduced_states = 0;
-};
-
-// Explores every reachable state of `system` (or until a limit). Stops at the first violation; under BFS it finishes
-// the current layer first so that the reported counterexample is a shortest one (a deadlock at depth d ends it at
-// once: nothing shorter is left). Throws std::length_error only if the store would exceed 2^32 states. Limit names in
-// Result::limit: "max-states", "max-depth", "max-memory", "time-limit", "interrupted", and "memory" when an
-// allocation failed below the limit.
-Result explore(model::TransitionSystem& system, const Options& options);
+// Explores every reachable state of `system` (or until a limit). Stops at the
+// first violation; under BFS it finishes the current layer first so that the
+// reported counterexample is a shortest one (a deadlock at depth d ends it at
+// once: nothing shorter is left). Throws std::length_error only if the store
+// would exceed 2^32 states. Limit names in model::CheckResult::limit:
+// "max-states", "max-depth", "max-memory", "time-limit", "interrupted", and
+// "memory" when an allocation failed below the limit.
+model::CheckResult explore(model::TransitionSystem &system, const Options &options);
 
 // Peak resident set size of this process in bytes (Linux VmHWM), 0 if unavailable.
 uint64_t peak_rss_bytes();

@@ -42,8 +42,8 @@ process phil[i in 0..N-1] {
 
 TEST_CASE("BFS: philosophers N=16 has exactly 1,136,689 states and 11,639,232 transitions") {
   auto c = testing::compile(kPhilosophers);
-  Result r = testing::check(*c);
-  CHECK(r.outcome == Outcome::kHolds);
+  model::CheckResult r = testing::check(*c);
+  CHECK(r.outcome == model::Outcome::kHolds);
   CHECK(r.stats.states == 1136689);
   CHECK(r.stats.transitions == 11639232);
   CHECK(r.stats.depth == 16);
@@ -56,24 +56,24 @@ TEST_CASE("DFS visits the same states as BFS") {
   Options bfs;
   Options dfs;
   dfs.strategy = Strategy::kDfs;
-  Result a = testing::check(*c, bfs);
-  Result b = testing::check(*c, dfs);
-  CHECK(a.outcome == Outcome::kHolds);
-  CHECK(b.outcome == Outcome::kHolds);
+  model::CheckResult a = testing::check(*c, bfs);
+  model::CheckResult b = testing::check(*c, dfs);
+  CHECK(a.outcome == model::Outcome::kHolds);
+  CHECK(b.outcome == model::Outcome::kHolds);
   CHECK(a.stats.states == b.stats.states);
   CHECK(a.stats.transitions == b.stats.transitions);
 }
 
 TEST_CASE("the symmetric variant deadlocks; BFS finds the shortest deadlock") {
   auto c = testing::compile(kSymmetricPhilosophers);
-  Result r = testing::check(*c);
-  REQUIRE(r.outcome == Outcome::kViolated);
+  model::CheckResult r = testing::check(*c);
+  REQUIRE(r.outcome == model::Outcome::kViolated);
   CHECK(r.violation->property == "deadlock");
   CHECK(r.shortest);
   CHECK(r.path.actions.size() == 3);  // every philosopher takes its left fork
   Options no_deadlock;
   no_deadlock.check_deadlock = false;
-  CHECK(testing::check(*c, no_deadlock).outcome == Outcome::kHolds);
+  CHECK(testing::check(*c, no_deadlock).outcome == model::Outcome::kHolds);
 }
 
 TEST_CASE("a process that leaves its body through a loop exit, an if or a choose has terminated: no deadlock") {
@@ -86,13 +86,13 @@ TEST_CASE("a process that leaves its body through a loop exit, an if or a choose
   for (const char* text : specs) {
     INFO(text);
     auto c = testing::compile(text);
-    Result r = testing::check(*c);
-    CHECK(r.outcome == Outcome::kHolds);
+    model::CheckResult r = testing::check(*c);
+    CHECK(r.outcome == model::Outcome::kHolds);
   }
   // ... but one blocked inside its loop is deadlocked.
   auto c = testing::compile("var x: 0..3;\nprocess p { while x < 2 { await x > 5; } }\n");
-  Result r = testing::check(*c);
-  REQUIRE(r.outcome == Outcome::kViolated);
+  model::CheckResult r = testing::check(*c);
+  REQUIRE(r.outcome == model::Outcome::kViolated);
   CHECK(r.violation->property == "deadlock");
 }
 
@@ -100,14 +100,14 @@ TEST_CASE("limits end in inconclusive with the statistics so far") {
   auto c = testing::compile(kPhilosophers, {{"N", "10"}});
   Options o;
   o.limits.max_states = 1000;
-  Result r = testing::check(*c, o);
-  CHECK(r.outcome == Outcome::kInconclusive);
+  model::CheckResult r = testing::check(*c, o);
+  CHECK(r.outcome == model::Outcome::kInconclusive);
   CHECK(r.limit == "max-states");
   CHECK(r.stats.states == 1000);
   Options d;
   d.limits.max_depth = 3;
-  Result rd = testing::check(*c, d);
-  CHECK(rd.outcome == Outcome::kInconclusive);
+  model::CheckResult rd = testing::check(*c, d);
+  CHECK(rd.outcome == model::Outcome::kInconclusive);
   CHECK(rd.limit == "max-depth");
   CHECK(rd.stats.depth == 3);  // layer 3 is stored, not expanded
   Options m;
@@ -123,8 +123,8 @@ TEST_CASE("the time limit also interrupts one long evaluation (nested quantifier
   )");
   Options o;
   o.limits.time_limit_seconds = 1e-9;
-  Result r = testing::check(*c, o);
-  CHECK(r.outcome == Outcome::kInconclusive);
+  model::CheckResult r = testing::check(*c, o);
+  CHECK(r.outcome == model::Outcome::kInconclusive);
   CHECK(r.limit == "time-limit");
 }
 
@@ -137,8 +137,8 @@ TEST_CASE("parallel BFS: a round's messages count against --max-memory before th
   o.limits.max_states = 20000;
   o.limits.max_memory_bytes = 50 << 20;
   o.limits.time_limit_seconds = 600;
-  Result r = testing::check(*c, o);
-  CHECK(r.outcome == Outcome::kInconclusive);
+  model::CheckResult r = testing::check(*c, o);
+  CHECK(r.outcome == model::Outcome::kInconclusive);
   CHECK(r.limit == "max-memory");
   CHECK(r.stats.states <= 20000);
 }
@@ -150,15 +150,15 @@ TEST_CASE("an interrupt stops every search as inconclusive, with the statistics 
     Options o;
     o.threads = threads;
     o.interrupt = &stop;
-    Result r = testing::check(*c, o);
-    CHECK(r.outcome == Outcome::kInconclusive);
+    model::CheckResult r = testing::check(*c, o);
+    CHECK(r.outcome == model::Outcome::kInconclusive);
     CHECK(r.limit == "interrupted");
     CHECK(r.stats.states >= 1);
   }
   Options p;
   p.storage = Storage::kHashCompaction;
   p.interrupt = &stop;
-  Result rp = testing::check(*c, p);
+  model::CheckResult rp = testing::check(*c, p);
   CHECK(rp.limit == "interrupted");
 }
 
@@ -169,8 +169,8 @@ TEST_CASE("BFS counterexamples are shortest; the path is rebuilt from predecesso
     process p { while true { choose { when x < 9 { x = x + 1; } } or { when x < 8 { x = x + 2; } } } }
     invariant not_seven: x != 7;
   )");
-  Result r = testing::check(*c);
-  REQUIRE(r.outcome == Outcome::kViolated);
+  model::CheckResult r = testing::check(*c);
+  REQUIRE(r.outcome == model::Outcome::kViolated);
   CHECK(r.violation->property == "not_seven");
   CHECK(r.shortest);
   CHECK(r.path.actions.size() == 4);
@@ -182,14 +182,14 @@ TEST_CASE("BFS counterexamples are shortest; the path is rebuilt from predecesso
 
 TEST_CASE("an initial state that violates an invariant is a zero-step counterexample") {
   auto c = testing::compile("var x: 0..1 = 1;\nprocess p { x = 0; }\ninvariant zero: x == 0;\n");
-  Result r = testing::check(*c);
-  REQUIRE(r.outcome == Outcome::kViolated);
+  model::CheckResult r = testing::check(*c);
+  REQUIRE(r.outcome == model::Outcome::kViolated);
   CHECK(r.path.actions.empty());
   CHECK(r.stats.states == 1);
 }
 
 // True when every action of `p` leads from its state to the next one (the last may be a failing step).
-bool replays(model::TransitionSystem& sys, const Path& p) {
+bool replays(model::TransitionSystem& sys, const model::Path& p) {
   struct Find : model::SuccessorSink {
     uint32_t action = 0;
     const std::vector<uint64_t>* to = nullptr;
@@ -226,7 +226,7 @@ Options with_threads(int threads, uint64_t round_states = 0) {
 void check_batched_as_single(testing::CompiledSpec& c, const Options& o) {
   Options single = o;
   single.limits.max_states = uint64_t{1} << 40;
-  Result a = testing::check(c, o), b = testing::check(c, single);
+  model::CheckResult a = testing::check(c, o), b = testing::check(c, single);
   CHECK(a.outcome == b.outcome);
   CHECK(a.limit == b.limit);
   CHECK(a.stats.states == b.stats.states);
@@ -258,18 +258,18 @@ TEST_CASE("batched BFS stores, checks and stops exactly as one-at-a-time inserti
   )");
   Options single;
   single.limits.max_states = uint64_t{1} << 40;
-  Result first = testing::check(*order, single);
+  model::CheckResult first = testing::check(*order, single);
   REQUIRE(first.violation.has_value());
   REQUIRE(first.violation->property == "not_five");
   check_batched_as_single(*order, {});
   auto deadlock = testing::compile(kSymmetricPhilosophers, {{"N", "5"}});
   check_batched_as_single(*deadlock, {});
   // A memory limit reached in the middle of the search, at each of a few sizes.
-  Result full = testing::check(*phil);
+  model::CheckResult full = testing::check(*phil);
   for (uint64_t part : {3, 5, 8}) {
     Options m;
     m.limits.max_memory_bytes = full.stats.store_bytes * part / 10;
-    Result r = testing::check(*phil, m);
+    model::CheckResult r = testing::check(*phil, m);
     CHECK(r.limit == "max-memory");
     CHECK(r.stats.states < full.stats.states);
     check_batched_as_single(*phil, m);
@@ -278,14 +278,14 @@ TEST_CASE("batched BFS stores, checks and stops exactly as one-at-a-time inserti
 
 TEST_CASE("parallel BFS: the same states, transitions, depth and fired actions as one thread") {
   auto c = testing::compile(kPhilosophers, {{"N", "10"}});
-  Result one = testing::check(*c);
-  CHECK(one.outcome == Outcome::kHolds);
+  model::CheckResult one = testing::check(*c);
+  CHECK(one.outcome == model::Outcome::kHolds);
   // Round sizes from one state per round (many exchanges per layer) to whole layers per round.
   for (int threads : {2, 3}) {
     for (uint64_t round : {uint64_t{1}, uint64_t{37}, uint64_t{0}}) {
       INFO("threads ", threads, " round_states ", round);
-      Result r = testing::check(*c, with_threads(threads, round));
-      CHECK(r.outcome == Outcome::kHolds);
+      model::CheckResult r = testing::check(*c, with_threads(threads, round));
+      CHECK(r.outcome == model::Outcome::kHolds);
       CHECK(r.stats.states == one.stats.states);
       CHECK(r.stats.transitions == one.stats.transitions);
       CHECK(r.stats.depth == one.stats.depth);
@@ -301,15 +301,15 @@ const std::string kFarApart =
 
 TEST_CASE("parallel BFS: an invariant violation has the same length, property and counts; deterministic") {
   auto c = testing::compile(kFarApart, {{"N", "8"}});
-  Result one = testing::check(*c);
-  REQUIRE(one.outcome == Outcome::kViolated);
+  model::CheckResult one = testing::check(*c);
+  REQUIRE(one.outcome == model::Outcome::kViolated);
   CHECK(one.path.actions.size() == 4);
   model::ModelSystem sys(*c->compiled.model);
   for (int threads : {2, 3}) {
     for (uint64_t round : {uint64_t{3}, uint64_t{0}}) {
       INFO("threads ", threads, " round_states ", round);
-      Result r = testing::check(*c, with_threads(threads, round));
-      REQUIRE(r.outcome == Outcome::kViolated);
+      model::CheckResult r = testing::check(*c, with_threads(threads, round));
+      REQUIRE(r.outcome == model::Outcome::kViolated);
       CHECK(r.violation->property == "far_apart_not_both");
       CHECK(r.shortest);
       CHECK(r.path.actions.size() == one.path.actions.size());
@@ -317,7 +317,7 @@ TEST_CASE("parallel BFS: an invariant violation has the same length, property an
       CHECK(r.stats.transitions == one.stats.transitions);
       CHECK(replays(sys, r.path));
       CHECK(sys.check_invariants(r.path.states.back().data()).has_value());
-      Result again = testing::check(*c, with_threads(threads, round));
+      model::CheckResult again = testing::check(*c, with_threads(threads, round));
       CHECK(again.path.states == r.path.states);
       CHECK(again.path.actions == r.path.actions);
     }
@@ -336,21 +336,21 @@ TEST_CASE("parallel BFS: a failing step and a deadlock are found at the same (sh
       }
     }
   )");
-  Result one_f = testing::check(*f);
-  REQUIRE(one_f.outcome == Outcome::kViolated);
+  model::CheckResult one_f = testing::check(*f);
+  REQUIRE(one_f.outcome == model::Outcome::kViolated);
   CHECK(one_f.violation->kind == model::Violation::Kind::kStepFailure);
   model::ModelSystem fsys(*f->compiled.model);
   // The symmetric philosophers deadlock after 3 steps (every philosopher holds its left fork).
   auto d = testing::compile(kSymmetricPhilosophers, {{"N", "4"}});
-  Result one_d = testing::check(*d);
-  REQUIRE(one_d.outcome == Outcome::kViolated);
+  model::CheckResult one_d = testing::check(*d);
+  REQUIRE(one_d.outcome == model::Outcome::kViolated);
   CHECK(one_d.path.actions.size() == 4);
   model::ModelSystem dsys(*d->compiled.model);
   for (int threads : {2, 3}) {
     for (uint64_t round : {uint64_t{1}, uint64_t{0}}) {
       INFO("threads ", threads, " round_states ", round);
-      Result rf = testing::check(*f, with_threads(threads, round));
-      REQUIRE(rf.outcome == Outcome::kViolated);
+      model::CheckResult rf = testing::check(*f, with_threads(threads, round));
+      REQUIRE(rf.outcome == model::Outcome::kViolated);
       CHECK(rf.violation->property == one_f.violation->property);
       CHECK(rf.shortest);
       CHECK(rf.path.actions.size() == one_f.path.actions.size());
@@ -358,14 +358,14 @@ TEST_CASE("parallel BFS: a failing step and a deadlock are found at the same (sh
       CHECK(rf.stats.states == one_f.stats.states);
       CHECK(rf.stats.transitions == one_f.stats.transitions);
       CHECK(replays(fsys, rf.path));
-      Result rd = testing::check(*d, with_threads(threads, round));
-      REQUIRE(rd.outcome == Outcome::kViolated);
+      model::CheckResult rd = testing::check(*d, with_threads(threads, round));
+      REQUIRE(rd.outcome == model::Outcome::kViolated);
       CHECK(rd.violation->property == "deadlock");
       CHECK(rd.shortest);
       CHECK(rd.path.actions.size() == 4);
       CHECK(replays(dsys, rd.path));
       CHECK(rd.path.states.back() == one_d.path.states.back());  // the only deadlock
-      Result again = testing::check(*d, with_threads(threads, round));
+      model::CheckResult again = testing::check(*d, with_threads(threads, round));
       CHECK(again.path.actions == rd.path.actions);
       CHECK(again.stats.states == rd.stats.states);
     }
@@ -403,17 +403,17 @@ TEST_CASE("parallel BFS: the failure and the witness reported do not depend on t
   model::ModelSystem fsys(*f->compiled.model);
   model::ModelSystem esys(*e->compiled.model);
   for (int threads : {2, 3}) {
-    std::optional<Result> first_f, first_e;
+    std::optional<model::CheckResult> first_f, first_e;
     for (uint64_t round : {uint64_t{1}, uint64_t{2}, uint64_t{5}, uint64_t{0}}) {
       INFO("threads ", threads, " round_states ", round);
-      Result rf = testing::check(*f, with_threads(threads, round));
-      REQUIRE(rf.outcome == Outcome::kViolated);
+      model::CheckResult rf = testing::check(*f, with_threads(threads, round));
+      REQUIRE(rf.outcome == model::Outcome::kViolated);
       CHECK(rf.path.actions.size() == 8);
       CHECK(replays(fsys, rf.path));
       Options w = with_threads(threads, round);
       w.witness = true;
-      Result re = testing::check(*e, w);
-      REQUIRE(re.outcome == Outcome::kHolds);
+      model::CheckResult re = testing::check(*e, w);
+      REQUIRE(re.outcome == model::Outcome::kHolds);
       CHECK(re.path.actions.size() == 3);
       CHECK(esys.valid_end(re.path.states.back().data()));
       if (!first_f) {
@@ -435,13 +435,13 @@ TEST_CASE("parallel BFS: limits, the witness run and action_fired") {
     INFO("threads ", threads);
     Options o = with_threads(threads, 16);
     o.limits.max_states = 1000;
-    Result r = testing::check(*c, o);
-    CHECK(r.outcome == Outcome::kInconclusive);
+    model::CheckResult r = testing::check(*c, o);
+    CHECK(r.outcome == model::Outcome::kInconclusive);
     CHECK(r.limit == "max-states");
     CHECK(r.stats.states == 1000);  // exactly, across the shards
     Options d = with_threads(threads);
     d.limits.max_depth = 3;
-    Result rd = testing::check(*c, d);
+    model::CheckResult rd = testing::check(*c, d);
     CHECK(rd.limit == "max-depth");
     CHECK(rd.stats.depth == 3);
     CHECK(rd.stats.states == testing::check(*c, [] { Options s; s.limits.max_depth = 3; return s; }()).stats.states);
@@ -459,14 +459,14 @@ TEST_CASE("parallel BFS: limits, the witness run and action_fired") {
   model::ModelSystem esys(*e->compiled.model);
   Options w1;
   w1.witness = true;
-  Result rw1 = testing::check(*e, w1);
-  REQUIRE(rw1.outcome == Outcome::kHolds);
+  model::CheckResult rw1 = testing::check(*e, w1);
+  REQUIRE(rw1.outcome == model::Outcome::kHolds);
   CHECK(rw1.path.actions.size() == 4);
   for (int threads : {2, 3}) {
     Options w = with_threads(threads, 1);
     w.witness = true;
-    Result rw = testing::check(*e, w);
-    CHECK(rw.outcome == Outcome::kHolds);
+    model::CheckResult rw = testing::check(*e, w);
+    CHECK(rw.outcome == model::Outcome::kHolds);
     CHECK(rw.shortest);
     CHECK(rw.path.actions.size() == rw1.path.actions.size());
     CHECK(replays(esys, rw.path));
@@ -479,8 +479,8 @@ TEST_CASE("parallel BFS: limits, the witness run and action_fired") {
   )");
   Options t = with_threads(2);
   t.limits.time_limit_seconds = 1e-9;
-  Result rt = testing::check(*slow, t);
-  CHECK(rt.outcome == Outcome::kInconclusive);
+  model::CheckResult rt = testing::check(*slow, t);
+  CHECK(rt.outcome == model::Outcome::kInconclusive);
   CHECK(rt.limit == "time-limit");
 }
 
@@ -493,11 +493,11 @@ TEST_CASE("partial-order reduction: independent processes run one after the othe
   )");
   Options por;
   por.por = true;
-  Result full = testing::check(*c);
-  Result reduced = testing::check(*c, por);
-  CHECK(full.outcome == Outcome::kHolds);
+  model::CheckResult full = testing::check(*c);
+  model::CheckResult reduced = testing::check(*c, por);
+  CHECK(full.outcome == model::Outcome::kHolds);
   CHECK(full.stats.states == 16);
-  CHECK(reduced.outcome == Outcome::kHolds);
+  CHECK(reduced.outcome == model::Outcome::kHolds);
   CHECK(reduced.por_groups == 2);
   CHECK(reduced.stats.states == 7);  // p runs to its end (4 states), then q (3 more)
   // A deadlock of one process is still found.
@@ -507,8 +507,8 @@ TEST_CASE("partial-order reduction: independent processes run one after the othe
     process p { a = 1; await a == 0; }
     process q { b = 1; b = 2; }
   )");
-  Result dr = testing::check(*d, por);
-  REQUIRE(dr.outcome == Outcome::kViolated);
+  model::CheckResult dr = testing::check(*d, por);
+  REQUIRE(dr.outcome == model::Outcome::kViolated);
   CHECK(dr.violation->property == "deadlock");
   CHECK_FALSE(dr.shortest);
   // An invariant over both variables makes every action visible: no reduction, same count.
@@ -519,8 +519,8 @@ TEST_CASE("partial-order reduction: independent processes run one after the othe
     process q { b = 1; b = 2; b = 3; }
     invariant sum: a + b <= 6;
   )");
-  Result vr = testing::check(*v, por);
-  CHECK(vr.outcome == Outcome::kHolds);
+  model::CheckResult vr = testing::check(*v, por);
+  CHECK(vr.outcome == model::Outcome::kHolds);
   CHECK(vr.stats.states == 16);
   CHECK(vr.por_reduced_states == 0);
 }
@@ -536,7 +536,7 @@ TEST_CASE("action_fired: 1 exactly for the actions that produced a transition") 
     Options o;
     o.threads = threads;
     o.check_deadlock = false;
-    Result r = testing::check(*c, o);
+    model::CheckResult r = testing::check(*c, o);
     model::ModelSystem sys(*c->compiled.model);
     REQUIRE(r.action_fired.size() == sys.action_count());
     int fired = 0;
@@ -596,8 +596,8 @@ TEST_CASE("parallel BFS: a stray bit above word_bits does not reach the action a
   Dirty d(*c->compiled.model);
   REQUIRE(d.word_bits() == std::vector<int>{62});  // room for the 4 actions' 2 bits at the top, bit 63 among them
   REQUIRE(d.action_count() == 4);
-  Result one = explore(d, Options{});
-  Result two = explore(d, with_threads(2));
+  model::CheckResult one = explore(d, Options{});
+  model::CheckResult two = explore(d, with_threads(2));
   REQUIRE(one.violation);
   CHECK(one.violation->property == "A");
   REQUIRE(two.violation);

@@ -1,4 +1,5 @@
-// explore::Result::action_fired: 1 for every action that produced a transition (successor or failing step).
+// model::CheckResult::action_fired: 1 for every action that produced a
+// transition (successor or failing step).
 #include <doctest/doctest.h>
 
 #include "checker/explore/explorer.h"
@@ -21,8 +22,8 @@ rule bump(b: bool) when !b && x == 1 { x = 2; }
 
 TEST_CASE("action_fired marks exactly the actions that produced a transition") {
   auto c = testing::compile(kSpec);
-  Result r = testing::check(*c);
-  CHECK(r.outcome == Outcome::kHolds);
+  model::CheckResult r = testing::check(*c);
+  CHECK(r.outcome == model::Outcome::kHolds);
   std::vector<uint8_t> fired = r.action_fired;
   fired.resize(5, 0);  // may end at the highest action that fired
   CHECK(fired == std::vector<uint8_t>{1, 0, 0, 1, 0});
@@ -33,8 +34,8 @@ TEST_CASE("a failing step counts as fired") {
 var x: 0..3;
 process p { x = 1; assert x == 2 wrong "x is not 2"; }
 )");
-  Result r = testing::check(*c);
-  CHECK(r.outcome == Outcome::kViolated);
+  model::CheckResult r = testing::check(*c);
+  CHECK(r.outcome == model::Outcome::kViolated);
   REQUIRE(r.action_fired.size() == 2);
   CHECK(r.action_fired[0] == 1);
   CHECK(r.action_fired[1] == 1);

@@ -82,7 +82,7 @@ class PartialSearch : public Searcher, public model::SuccessorSink {
     if (!found_) found_ = Found{v, current_, action};
   }
   bool limit_hit() {
-    const Limits& l = opt_.limits;
+    const model::SearchLimits& l = opt_.limits;
     if (!limit_.empty()) return true;
     if ((++tick_ & 1023) != 0) return false;
     if (interrupted()) { limit_ = "interrupted"; return true; }
@@ -94,7 +94,7 @@ class PartialSearch : public Searcher, public model::SuccessorSink {
     if (l.time_limit_seconds > 0 && now >= l.time_limit_seconds) { limit_ = "time-limit"; return true; }
     if (opt_.progress && now >= next_progress_) {
       next_progress_ = now + 1.0;
-      Stats s = stats_;
+      model::SearchStats s = stats_;
       s.queue = queue_;
       s.states = stored();
       s.seconds = now;
@@ -145,13 +145,13 @@ class PartialSearch : public Searcher, public model::SuccessorSink {
     return std::move(*o.next);
   }
 
-  Result finish() override {
-    Result r;
+  model::CheckResult finish() override {
+    model::CheckResult r;
     close_stats(stored(), bytes());
     r.omission_probability = hc() ? fps_.omission_probability() : bits_.omission_probability();
     r.limit = limit_;
     if (found_) {
-      r.outcome = Outcome::kViolated;
+      r.outcome = model::Outcome::kViolated;
       r.violation = found_->violation;
       r.shortest = false;  // a missed state may have led to a shorter one
       std::vector<uint32_t> chain;
@@ -165,7 +165,7 @@ class PartialSearch : public Searcher, public model::SuccessorSink {
       }
       if (found_->failing_action != kNoState) r.path.actions.push_back(found_->failing_action);
     } else {
-      r.outcome = Outcome::kInconclusive;
+      r.outcome = model::Outcome::kInconclusive;
       if (r.limit.empty()) r.limit = hc() ? "hash-compaction" : "bitstate";
     }
     r.stats = stats_;
@@ -188,6 +188,8 @@ class PartialSearch : public Searcher, public model::SuccessorSink {
 
 }  // namespace
 
-Result search_partial(model::TransitionSystem& sys, const Options& opt) { return PartialSearch(sys, opt).run(); }
+model::CheckResult search_partial(model::TransitionSystem& sys, const Options& opt) {
+  return PartialSearch(sys, opt).run();
+}
 
 }  // namespace qpcheck::explore::internal

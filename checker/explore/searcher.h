@@ -64,8 +64,8 @@ inline uint32_t action_between(model::TransitionSystem& sys, const std::vector<u
 // The run from an initial state to state `last` of an exact search, rebuilt from predecessor links:
 // load(id, out) writes state `id` (state_words() uint64), pred(id) is its predecessor (kNoState for an initial state).
 template <class Load, class Pred>
-Path rebuild_path(model::TransitionSystem& sys, uint32_t last, Load load, Pred pred) {
-  Path p;
+model::Path rebuild_path(model::TransitionSystem& sys, uint32_t last, Load load, Pred pred) {
+  model::Path p;
   std::vector<uint32_t> chain;
   for (uint32_t id = last; id != kNoState; id = pred(id)) chain.push_back(id);
   for (size_t i = chain.size(); i-- > 0;) {
@@ -86,7 +86,7 @@ class Searcher {
       : sys_(sys), opt_(opt), start_(std::chrono::steady_clock::now()), fired_(sys.action_count(), 0) {}
   virtual ~Searcher() = default;
 
-  Result run() {
+  model::CheckResult run() {
     if (opt_.limits.time_limit_seconds > 0) sys_.set_deadline(deadline());
     sys_.set_interrupt(opt_.interrupt);
     try {
@@ -104,7 +104,7 @@ class Searcher {
 
  protected:
   virtual void search() = 0;
-  virtual Result finish() = 0;
+  virtual model::CheckResult finish() = 0;
 
   std::chrono::steady_clock::time_point deadline() const {
     return deadline_after(start_, opt_.limits.time_limit_seconds);
@@ -117,7 +117,7 @@ class Searcher {
     if (action >= fired_.size()) fired_.resize(action + 1, 0);
     fired_[action] = 1;
   }
-  // Stats fields every searcher fills the same way at the end.
+  // model::SearchStats fields every searcher fills the same way at the end.
   void close_stats(uint64_t states, uint64_t store_bytes) {
     stats_.states = states;
     stats_.seconds = elapsed();
@@ -127,18 +127,18 @@ class Searcher {
   // The verdict of an exact search from found_ and limit_. `terminal`: the witness state (kNoState if none);
   // `shortest`: the counterexample is known to be a shortest one; `path_to(id)` rebuilds the run to state `id`.
   template <class PathTo>
-  Result exact_result(bool shortest, uint32_t terminal, PathTo path_to) {
-    Result r;
+  model::CheckResult exact_result(bool shortest, uint32_t terminal, PathTo path_to) {
+    model::CheckResult r;
     r.limit = limit_;
     if (found_) {
-      r.outcome = Outcome::kViolated;
+      r.outcome = model::Outcome::kViolated;
       r.violation = found_->violation;
       r.shortest = opt_.strategy == Strategy::kBfs && shortest;
       r.path = path_to(found_->state);
       if (found_->failing_action != kNoState) r.path.actions.push_back(found_->failing_action);
     } else {
-      r.outcome = limit_.empty() ? Outcome::kHolds : Outcome::kInconclusive;
-      if (r.outcome == Outcome::kHolds && terminal != kNoState) {
+      r.outcome = limit_.empty() ? model::Outcome::kHolds : model::Outcome::kInconclusive;
+      if (r.outcome == model::Outcome::kHolds && terminal != kNoState) {
         r.shortest = opt_.strategy == Strategy::kBfs;
         r.path = path_to(terminal);
       }
@@ -151,7 +151,7 @@ class Searcher {
   model::TransitionSystem& sys_;
   const Options& opt_;
   std::chrono::steady_clock::time_point start_;
-  Stats stats_;
+  model::SearchStats stats_;
   std::optional<Found> found_;
   std::string limit_;
   std::vector<uint8_t> fired_;
@@ -161,11 +161,11 @@ class Searcher {
 // check relies on. Why 128: docs/performance.md, "Tuning constants".
 constexpr int kInsertBatch = 128;
 
-
-// The searches, each in its file. Each returns its Result; none throws for a limit (see Searcher::run).
-Result search_sequential(model::TransitionSystem& sys, const Options& opt);
-Result search_sharded(model::TransitionSystem& sys, const Options& opt,
-                      std::vector<std::unique_ptr<model::TransitionSystem>> workers);
-Result search_partial(model::TransitionSystem& sys, const Options& opt);
+// The searches, each in its file. Each returns its model::CheckResult; none
+// throws for a limit (see Searcher::run).
+model::CheckResult search_sequential(model::TransitionSystem& sys, const Options& opt);
+model::CheckResult search_sharded(model::TransitionSystem& sys, const Options& opt,
+                                  std::vector<std::unique_ptr<model::TransitionSystem>> workers);
+model::CheckResult search_partial(model::TransitionSystem& sys, const Options& opt);
 
 }  // namespace qpcheck::explore::internal

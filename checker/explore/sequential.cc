@@ -196,7 +196,7 @@ class Search : public Searcher, public model::SuccessorSink {
     if (now < next_progress_) return;
     next_progress_ = now + 1.0;
     flush();
-    Stats s = stats_;
+    model::SearchStats s = stats_;
     s.states = store_.size();
     s.seconds = now;
     s.store_bytes = store_.bytes();
@@ -205,7 +205,7 @@ class Search : public Searcher, public model::SuccessorSink {
   }
 
   bool limit_hit() {
-    const Limits& l = opt_.limits;
+    const model::SearchLimits& l = opt_.limits;
     if (!limit_.empty()) return true;  // max-states, set while inserting
     if (interrupted()) {
       flush();
@@ -270,9 +270,9 @@ class Search : public Searcher, public model::SuccessorSink {
     if (depth_truncated_ && limit_.empty()) limit_ = "max-depth";
   }
 
-  Result finish() override {
+  model::CheckResult finish() override {
     close_stats(store_.size(), store_.bytes());
-    Result r = exact_result(shortest_known_, terminal_, [&](uint32_t last) {
+    model::CheckResult r = exact_result(shortest_known_, terminal_, [&](uint32_t last) {
       return rebuild_path(
           sys_, last, [&](uint32_t id, uint64_t* out) { store_.load(id, out); },
           [&](uint32_t id) { return store_.predecessor(id); });
@@ -309,6 +309,8 @@ class Search : public Searcher, public model::SuccessorSink {
 
 }  // namespace
 
-Result search_sequential(model::TransitionSystem& sys, const Options& opt) { return Search(sys, opt).run(); }
+model::CheckResult search_sequential(model::TransitionSystem& sys, const Options& opt) {
+  return Search(sys, opt).run();
+}
 
 }  // namespace qpcheck::explore::internal

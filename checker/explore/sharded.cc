@@ -228,7 +228,7 @@ class ShardedSearch : public Searcher {
     bool stop_now = false;            // leave without inserting (an exception while expanding)
     uint64_t depth = 0;               // the layer being expanded
     bool report = false;              // thread 0 calls Options::progress with `progress`
-    Stats progress;
+    model::SearchStats progress;
   };
 
   // The shard that owns `state` (state_words() uint64): a hash of its first route_words_ words of its own,
@@ -722,7 +722,7 @@ class ShardedSearch : public Searcher {
           return;
         }
       }
-      const Limits& l = opt_.limits;
+      const model::SearchLimits& l = opt_.limits;
       if (interrupted()) {
         limit_ = "interrupted";
         ctl_.stop = true;
@@ -742,7 +742,7 @@ class ShardedSearch : public Searcher {
       }
       if (opt_.progress && now >= next_progress_) {
         next_progress_ = now + 1.0;
-        Stats s = stats_;
+        model::SearchStats s = stats_;
         s.states = states();
         s.seconds = now;
         s.store_bytes = store_bytes();
@@ -761,7 +761,7 @@ class ShardedSearch : public Searcher {
     }
   }
 
-  Result finish() override {
+  model::CheckResult finish() override {
     for (auto& sh : shards_) {
       stats_.transitions += sh->transitions;
       if (fired_.size() < sh->fired.size()) fired_.resize(sh->fired.size(), 0);
@@ -819,8 +819,8 @@ class ShardedSearch : public Searcher {
 
 }  // namespace
 
-Result search_sharded(model::TransitionSystem& sys, const Options& opt,
-                      std::vector<std::unique_ptr<model::TransitionSystem>> workers) {
+model::CheckResult search_sharded(model::TransitionSystem& sys, const Options& opt,
+                                  std::vector<std::unique_ptr<model::TransitionSystem>> workers) {
   return ShardedSearch(sys, opt, std::move(workers)).run();
 }
 

@@ -8,9 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "checker/frontend/frontend.h"
 #include "checker/lang/matrix.h"
-#include "checker/lang/parser.h"
-#include "checker/lang/typecheck.h"
 #include "checker/trace/build.h"
 
 namespace qpcheck::gate {
@@ -39,20 +38,14 @@ void check_config(const std::string& path, lang::Compiled& compiled, const lang:
 SpecResult check_spec(const std::string& path, const Options& opt) {
   SpecResult res;
   res.spec = path;
-  lang::SourceManager sources;
-  lang::Ast ast;
-  auto diagnostics = [&](const lang::SpecError& e) {
-    std::string text;
-    for (const lang::Diagnostic& d : e.diagnostics()) text += lang::format_diagnostic(sources, d);
-    return text;
-  };
-  lang::Program program;
+  frontend::Spec spec;
+  const lang::SourceManager& sources = spec.sources();
   lang::Matrix mx;
-  try {
-    program = lang::load_program(sources, ast, path, opt.search_path);
-    lang::Compiled base = lang::typecheck(program, sources, {});
-    for (const lang::Diagnostic& w : base.warnings) res.warnings.push_back(lang::format_diagnostic(sources, w));
-    mx = lang::resolve_matrix(program, sources, *base.model, opt.check_deadlock);
+  std::optional<frontend::Failure> failed = spec.attempt([&] {
+    spec.read(path, opt.search_path);
+    lang::Compiled base = spec.compile();
+    for (const lang::Diagnostic& w : base.warnings) res.warnings.push_back(spec.render({w}));
+    mx = spec.matrix(*base.model, opt.check_deadlock);
     for (const lang::NotChecked& n : mx.plan.not_checked) {
       res.not_checked.push_back(trace::PropertyNote{n.name, n.by, trace::source_ref(sources, n.at), n.reason});
     }
@@ -60,29 +53,23 @@ SpecResult check_spec(const std::string& path, const Options& opt) {
       res.overrides.push_back(trace::OverrideNote{o.kind, o.name, trace::source_ref(sources, o.original),
                                                   trace::source_ref(sources, o.by)});
     }
-  } catch (const lang::SpecError& e) {
-    res.error_code = 3;
-    res.error = diagnostics(e);
-    return res;
-  } catch (const lang::UsageError& e) {
-    res.error_code = 4;
-    res.error = fmt::format("qpcheck: error: {}\n", e.what());
+  });
+  if (failed) {
+    res.error_code = failed->kind == frontend::Failure::Kind::kSpec ? 3 : 4;
+    res.error = failed->text;
     return res;
   }
   for (size_t c = 0; c < mx.configurations.size(); ++c) {
     ConfigResult cr;
     cr.name = mx.configurations[c].name;
-    try {
-      lang::Compiled compiled = lang::typecheck(program, sources, mx.configurations[c].params);
-      check_config(path, compiled, mx, c, opt, cr);
-    } catch (const lang::SpecError& e) {
-      // A configuration can make the spec invalid (e.g. a library type that depends on the parameter).
+    // A configuration can make the spec invalid (e.g. a library type that depends on the parameter).
+    if (auto f = spec.attempt([&] {
+          lang::Compiled compiled = spec.compile(mx.configurations[c].params);
+          check_config(path, compiled, mx, c, opt, cr);
+        })) {
       res.error_code = 3;
-      res.error += fmt::format("configuration {}:\n{}", cr.name, diagnostics(e));
-      continue;
-    } catch (const lang::UsageError& e) {
-      res.error_code = 3;
-      res.error += fmt::format("configuration {}: {}\n", cr.name, e.what());
+      res.error += f->kind == frontend::Failure::Kind::kSpec ? fmt::format("configuration {}:\n{}", cr.name, f->text)
+                                                             : fmt::format("configuration {}: {}\n", cr.name, f->message);
       continue;
     }
     res.configs.push_back(std::move(cr));

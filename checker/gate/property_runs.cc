@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "checker/model/eval.h"
+#include "checker/model/property_subset.h"
 #include "checker/model/transition_system.h"
 #include "checker/trace/build.h"
 
@@ -135,41 +136,6 @@ class Observer : public model::TransitionSystem, public model::SuccessorSink {
   std::vector<Antecedent> antecedents_;
 };
 
-// A restricted run (run_restricted): the model's invariants are already cut down to the selected ones; failing
-// steps of other properties are dropped (a failing step has no successor in any case).
-class SelectedProperties : public model::TransitionSystem, public model::SuccessorSink {
- public:
-  SelectedProperties(model::ModelSystem& sys, const std::vector<std::string>& selected)
-      : sys_(sys), selected_(selected.begin(), selected.end()) {}
-  int state_words() const override { return sys_.state_words(); }
-  std::vector<std::vector<uint64_t>> initial_states() override { return sys_.initial_states(); }
-  void set_deadline(std::chrono::steady_clock::time_point d) override { sys_.set_deadline(d); }
-  void set_interrupt(const std::atomic<bool>* flag) override { sys_.set_interrupt(flag); }
-  uint64_t memory_bytes() const override { return sys_.memory_bytes(); }
-  bool valid_end(const uint64_t* state) override { return sys_.valid_end(state); }
-  uint32_t action_count() const override { return sys_.action_count(); }
-  std::vector<int> word_bits() const override { return sys_.word_bits(); }
-  std::optional<model::Violation> check_invariants(const uint64_t* state) override {
-    return sys_.check_invariants(state);
-  }
-  std::optional<model::Violation> check_invariants_after(uint32_t action, const uint64_t* state) override {
-    return sys_.check_invariants_after(action, state);
-  }
-  int successors(const uint64_t* state, model::SuccessorSink& sink) override {
-    outer_ = &sink;
-    return sys_.successors(state, *this);
-  }
-  void successor(uint32_t action, const uint64_t* state) override { outer_->successor(action, state); }
-  void failure(uint32_t action, const model::Violation& v) override {
-    if (selected_.count(v.property)) outer_->failure(action, v);
-  }
-
- private:
-  model::ModelSystem& sys_;
-  std::set<std::string> selected_;
-  model::SuccessorSink* outer_ = nullptr;
-};
-
 // Properties a statement list can fail with (through procedure calls too).
 void failable(const std::vector<const model::Stmt*>& body, std::set<std::string>& out,
               std::set<const model::Proc*>& seen) {
@@ -185,7 +151,7 @@ void failable(const std::vector<const model::Stmt*>& body, std::set<std::string>
 
 }  // namespace
 
-model::BuildLimits build_limits(const explore::Limits& limits, const std::atomic<bool>* interrupt) {
+model::BuildLimits build_limits(const model::SearchLimits& limits, const std::atomic<bool>* interrupt) {
   model::BuildLimits b;
   if (limits.max_memory_bytes) b.max_bytes = std::min(b.max_bytes, limits.max_memory_bytes / 4);
   b.interrupt = interrupt;
@@ -206,7 +172,7 @@ PropertyCheck check_properties(model::Model& m, const std::vector<lang::Property
 
   model::ModelSystem reach_sys(m, build);
   Observer observer(reach_sys, m, opt.check_deadlock);
-  explore::Result reach = explore::explore(observer, eo);
+  model::CheckResult reach = explore::explore(observer, eo);
   out.limit = reach.limit;
   out.stats = trace::trace_stats(reach.stats, reach_sys.layout().bits());
   bool exhaustive = reach.limit.empty();
@@ -290,24 +256,14 @@ PropertyCheck check_properties(model::Model& m, const std::vector<lang::Property
 
 RestrictedRun run_restricted(model::Model& m, const std::vector<std::string>& selected, explore::Options eo,
                              const std::string& spec, const std::string& strategy, model::BuildLimits build) {
-  std::vector<model::Invariant> all = m.invariants;
-  m.invariants.clear();
-  for (const model::Invariant& inv : all) {
-    if (std::find(selected.begin(), selected.end(), inv.name) != selected.end()) m.invariants.push_back(inv);
-  }
+  model::ScopedInvariantSubset cut(m, selected);
   RestrictedRun out;
-  try {
-    model::ModelSystem sys(m, build);
-    SelectedProperties only(sys, selected);
-    eo.check_deadlock = std::find(selected.begin(), selected.end(), "deadlock") != selected.end();
-    out.result = explore::explore(only, eo);
-    out.state_bits = sys.layout().bits();
-    if (out.result.outcome == explore::Outcome::kViolated) out.trace = trace::build_trace(sys, out.result, spec, strategy);
-  } catch (...) {
-    m.invariants = std::move(all);
-    throw;
-  }
-  m.invariants = std::move(all);
+  model::ModelSystem sys(m, build);
+  model::PropertySubset only(sys, selected);
+  eo.check_deadlock = only.checks_deadlock();
+  out.result = explore::explore(only, eo);
+  out.state_bits = sys.layout().bits();
+  if (out.result.outcome == model::Outcome::kViolated) out.trace = trace::build_trace(sys, out.result, spec, strategy);
   return out;
 }
 

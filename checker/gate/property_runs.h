@@ -21,11 +21,12 @@
 namespace qpcheck::gate {
 
 struct Options {
-  explore::Limits limits;                    // per exploration (one reachability run + one per violated property)
+  model::SearchLimits limits;  // per exploration (one reachability run + one per
+                               // violated property)
   bool check_deadlock = true;
   bool coverage = true;                      // actions/statements never executed, vacuous properties
   lang::SearchPath search_path;              // import search path (after the importing file's folder)
-  std::function<void(const explore::Stats&)> progress;  // explore::Options::progress of every run
+  std::function<void(const model::SearchStats&)> progress;  // explore::Options::progress of every run
   // explore::Options::interrupt of every run: once set, each remaining search stops at once (limit "interrupted"),
   // so every configuration still gets a result, inconclusive where nothing was decided.
   const std::atomic<bool>* interrupt = nullptr;
@@ -33,7 +34,7 @@ struct Options {
 
 // The specialiser's bounds for every system a run builds: a quarter of the memory limit, and none at all once
 // interrupted (the searches then stop at once).
-model::BuildLimits build_limits(const explore::Limits& limits, const std::atomic<bool>* interrupt);
+model::BuildLimits build_limits(const model::SearchLimits& limits, const std::atomic<bool>* interrupt);
 
 // How an outcome compares with its expectation.
 enum class Status {
@@ -85,7 +86,7 @@ PropertyCheck check_properties(model::Model& m, const std::vector<lang::Property
 // overridden). The model's invariant list is cut down for the run and restored before returning. `trace` is built
 // when the search ends in a violation.
 struct RestrictedRun {
-  explore::Result result;
+  model::CheckResult result;
   std::optional<trace::Trace> trace;
   int state_bits = 0;
 };

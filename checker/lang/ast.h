@@ -78,7 +78,7 @@ struct Stmt {
   TypeExpr* type = nullptr;           // kFor domain, kVar type
 };
 
-// `replay OP(ARG, ...)` on a procedure: a replay operation from the fixed vocabulary (replay_ops.h), its arguments
+// `replay OP(ARG, ...)` on a procedure: a replay operation from the vocabulary (replay_vocabulary.h), its arguments
 // names of the procedure's parameters, params, consts or enum constants, or integer literals.
 struct ReplayCall {
   Ident op;

@@ -18,7 +18,7 @@ std::string join_names(const std::vector<std::string>& names) {
 }  // namespace
 
 Matrix resolve_matrix(const Program& program, const SourceManager& sources, const model::Model& base,
-                      bool check_deadlock) {
+                      bool check_deadlock, const ReplayVocabulary& replay) {
   Matrix mx;
   mx.plan = plan_properties(base, {}, check_deadlock);
   mx.properties = mx.plan.checked;
@@ -53,7 +53,7 @@ Matrix resolve_matrix(const Program& program, const SourceManager& sources, cons
   // declare one by that name) and the value, rendered: the program is compiled with it.
   auto resolve_value = [&](const Ident& param, const Ident& value) -> std::pair<std::string, std::string> {
     try {
-      Compiled c = typecheck(program, sources, ParamOverrides{{written(param), value.name}});
+      Compiled c = typecheck(program, sources, ParamOverrides{{written(param), value.name}}, replay);
       const std::string& shown = c.param_targets.at(0);
       for (const auto& [name, rendered] : c.model->params) {
         if (name == shown) return {shown, rendered};

@@ -45,7 +45,8 @@ inline constexpr size_t kMaxConfigurations = 1024;
 // twice (a duplicate configuration), a `when` that names a parameter outside the matrix or a value outside its
 // set, an unknown verdict, two expectations for the same property and configuration, more than
 // kMaxConfigurations configurations.
+// `replay`: the vocabulary the program is type-checked with (typecheck.h), also when a value is resolved.
 Matrix resolve_matrix(const Program& program, const SourceManager& sources, const model::Model& base,
-                      bool check_deadlock);
+                      bool check_deadlock, const ReplayVocabulary& replay);
 
 }  // namespace qpcheck::lang

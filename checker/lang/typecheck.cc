@@ -2,7 +2,6 @@
 
 #include "checker/lang/nesting.h"
 #include "checker/model/eval.h"
-#include "checker/lang/replay_ops.h"
 #include "checker/lang/resolve.h"
 
 #include <algorithm>
@@ -89,8 +88,8 @@ struct Node {
 
 class Checker {
  public:
-  Checker(const SourceManager& sources, const ParamOverrides& overrides)
-      : sources_(sources), param_overrides_(overrides), m_(std::make_unique<model::Model>()) {
+  Checker(const SourceManager& sources, const ParamOverrides& overrides, const ReplayVocabulary& replay)
+      : sources_(sources), param_overrides_(overrides), replay_(replay), m_(std::make_unique<model::Model>()) {
     m_->sources = &sources;
     bool_ = new_type(TypeKind::kBool, 0, 1);
     Type* i = new_type(TypeKind::kInt, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max());
@@ -1228,21 +1227,21 @@ class Checker {
     here(d->name.name).compiling = false;
   }
 
-  // Checks one `replay OP(args)` against the vocabulary (replay_ops.h): a known operation, its arity, and each
+  // Checks one `replay OP(args)` against the vocabulary (replay_): a known operation, its arity, and each
   // argument a parameter of the procedure or a constant of the kind the operation needs.
   model::ReplayOp replay_op(const ReplayCall& c) {
-    if (!find_replay_op(c.op.name)) {
+    if (!replay_.find(c.op.name)) {
       std::string all;
-      for (const ReplayOpSpec& o : kReplayOps) {
+      for (const ReplayOpSpec& o : replay_.ops) {
         if (all.find(fmt::format(" {},", o.name)) == std::string::npos) all += fmt::format(" {},", o.name);
       }
       all.pop_back();
       error(c.op.span, fmt::format("unknown replay operation '{}' (known:{})", c.op.name, all));
     }
-    const ReplayOpSpec* spec = find_replay_op(c.op.name, static_cast<int>(c.args.size()));
+    const ReplayOpSpec* spec = replay_.find(c.op.name, static_cast<int>(c.args.size()));
     if (!spec) {
       std::string arities;
-      for (const ReplayOpSpec& o : kReplayOps) {
+      for (const ReplayOpSpec& o : replay_.ops) {
         if (o.name == c.op.name) arities += fmt::format("{}{}", arities.empty() ? "" : " or ", o.arity);
       }
       error(c.span, fmt::format("replay operation '{}' takes {} argument{}, found {}", c.op.name, arities,
@@ -1279,7 +1278,8 @@ class Checker {
         }
       };
       // An enum argument whose constant (when it is one) or every constant (a parameter) is a known NAME.
-      auto named = [&](const char* what, const char* names, bool (*known)(std::string_view), bool every) {
+      auto named = [&](const char* what, const char* names, ReplayArg kind, bool every) {
+        auto known = [&](std::string_view n) { return replay_.known(kind, n); };
         if (t->kind != TypeKind::kEnum) {
           error(c.args[i]->span, fmt::format("argument {} of '{}' is {}: expected an enum, found {}", i + 1,
                                              spec->name, what, model::type_name(t)));
@@ -1313,28 +1313,30 @@ class Checker {
                                                spec->name, model::type_name(t)));
           }
           for (const std::string& k : t->constants) {
-            if (!known_cm_event(k)) {
+            if (!replay_.known(ReplayArg::kCmEvent, k)) {
               error(c.args[i]->span, fmt::format("enum {} has constant {}, not an RDMA_CM_EVENT_* name (rdma_cma.h)",
                                                  t->name, k));
             }
           }
           break;
         case ReplayArg::kWcStatus:
-          named("a completion status", "an IBV_WC_* status (verbs.h)", known_wc_status, false);
+          named("a completion status", "an IBV_WC_* status (verbs.h)", ReplayArg::kWcStatus, false);
           break;
         case ReplayArg::kWcOpcode:
-          named("a completion opcode", "an IBV_WC_* opcode (verbs.h: enum ibv_wc_opcode)", known_wc_opcode, false);
+          named("a completion opcode", "an IBV_WC_* opcode (verbs.h: enum ibv_wc_opcode)", ReplayArg::kWcOpcode,
+                false);
           break;
         case ReplayArg::kWrOpcode:
           named("a work request opcode", "an IBV_WR_* opcode that replay posts (IBV_WR_SEND, IBV_WR_RDMA_WRITE, "
-                "IBV_WR_RDMA_READ)", known_wr_opcode, true);
+                "IBV_WR_RDMA_READ)", ReplayArg::kWrOpcode, true);
           break;
         case ReplayArg::kQpState:
-          named("a QP state", "a QP state (RESET, INIT, RTR, RTS, SQD, SQE, ERR: enum ibv_qp_state)", known_qp_state,
-                false);
+          named("a QP state", "a QP state (RESET, INIT, RTR, RTS, SQD, SQE, ERR: enum ibv_qp_state)",
+                ReplayArg::kQpState, false);
           break;
       }
       op.args.push_back(a);
+      op.prefixes.emplace_back(replay_arg_prefix(spec->args[i]));
     }
     return op;
   }
@@ -2163,6 +2165,7 @@ class Checker {
   };
   const SourceManager& sources_;
   const ParamOverrides& param_overrides_;
+  const ReplayVocabulary& replay_;
   std::vector<Setting> settings_;
   Span current_decl_span_;
   std::unique_ptr<ImportGraph> graph_;
@@ -2201,8 +2204,9 @@ class Checker {
 
 }  // namespace
 
-Compiled typecheck(const Program& program, const SourceManager& sources, const ParamOverrides& params) {
-  return Checker(sources, params).run(program);
+Compiled typecheck(const Program& program, const SourceManager& sources, const ParamOverrides& params,
+                   const ReplayVocabulary& replay) {
+  return Checker(sources, params, replay).run(program);
 }
 
 }  // namespace qpcheck::lang

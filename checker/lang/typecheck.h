@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "checker/lang/parser.h"
+#include "checker/lang/replay_vocabulary.h"
 #include "checker/lang/source.h"
 #include "checker/model/model.h"
 
@@ -28,6 +29,9 @@ struct Compiled {
 // the model (docs/language.md, "Properties"); `override`s replace the imported declarations they name. Throws
 // SpecError listing every error found in the first failing declaration (with file:line:col), and UsageError for an
 // unknown, ambiguous or retired parameter name or a bad --param value (a NAME may be qualified: rdma::max_recv).
-Compiled typecheck(const Program& program, const SourceManager& sources, const ParamOverrides& params);
+// `replay` is the vocabulary `replay OP(args)` clauses are checked against (replay_vocabulary.h; the front end hands
+// in verbs_backend's): an operation it does not list is an error at the clause.
+Compiled typecheck(const Program& program, const SourceManager& sources, const ParamOverrides& params,
+                   const ReplayVocabulary& replay);
 
 }  // namespace qpcheck::lang

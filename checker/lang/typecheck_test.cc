@@ -242,6 +242,7 @@ TEST_CASE("typecheck: indexed enum constants are checked") {
 #include <filesystem>
 #include <fstream>
 
+#include "checker/frontend/frontend.h"
 #include "checker/lang/parser.h"
 
 namespace qpcheck::lang {
@@ -263,8 +264,7 @@ struct Files {
 };
 
 struct Loaded {
-  SourceManager sources;
-  Ast ast;
+  frontend::Spec spec;
   Compiled compiled;
   std::string error;  // first diagnostic, rendered like first_error; or the UsageError's message
 };
@@ -272,11 +272,11 @@ struct Loaded {
 std::unique_ptr<Loaded> load(const Files& f, const std::string& main, const ParamOverrides& params = {}) {
   auto l = std::make_unique<Loaded>();
   try {
-    Program p = load_program(l->sources, l->ast, (f.dir / main).string(), {});
-    l->compiled = typecheck(p, l->sources, params);
+    l->spec.read((f.dir / main).string(), {});
+    l->compiled = l->spec.compile(params);
   } catch (const SpecError& e) {
     const Diagnostic& d = e.diagnostics().front();
-    l->error = fs::path(l->sources.location(d.span)).filename().string() + ": error: " + d.message;
+    l->error = fs::path(l->spec.sources().location(d.span)).filename().string() + ": error: " + d.message;
   } catch (const UsageError& e) {
     l->error = e.what();
   }
@@ -338,8 +338,8 @@ TEST_CASE("modules: a file imported through another is seen, and the nearer decl
   REQUIRE(l->error == "");
   // mid's limit shadows base's for main (mid imports base), base's own note() keeps base's limit.
   model::ModelSystem sys(*l->compiled.model);
-  explore::Result r = explore::explore(sys, {});
-  CHECK(r.outcome == explore::Outcome::kHolds);
+  model::CheckResult r = explore::explore(sys, {});
+  CHECK(r.outcome == model::Outcome::kHolds);
   REQUIRE(l->compiled.warnings.size() == 1);
   CHECK(l->compiled.warnings[0].message.rfind("'limit' shadows the function 'limit' of module base", 0) == 0);
 }

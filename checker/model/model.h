@@ -101,11 +101,13 @@ struct Fn {
   const Expr* body = nullptr;
 };
 
-// One `replay OP(args)` of a procedure, checked against the vocabulary (checker/lang/replay_ops.h). Each argument is
-// a constant (Op::kConst) or one of the procedure's parameters (Op::kFrame); `kinds` says how each is written.
+// One `replay OP(args)` of a procedure, checked against the replay vocabulary (checker/lang/replay_vocabulary.h;
+// verbs_backend/replay_ops.h). Each argument is a constant (Op::kConst) or one of the procedure's parameters
+// (Op::kFrame); the trace writes argument i as prefixes[i] followed by its value ("RDMA_CM_EVENT_" + "ESTABLISHED").
 struct ReplayOp {
   std::string op;
   std::vector<const Expr*> args;
+  std::vector<std::string> prefixes;  // one per argument
   Span span;
 };
 

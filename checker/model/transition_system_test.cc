@@ -69,8 +69,8 @@ TEST_CASE("records, arrays of records and queues of records: fields, whole-value
       assert last == last order;
     }
   )");
-  explore::Result r = testing::check(*c);
-  CHECK(r.outcome == explore::Outcome::kHolds);
+  model::CheckResult r = testing::check(*c);
+  CHECK(r.outcome == model::Outcome::kHolds);
   CHECK(r.stats.states == 9);  // the initial state and one per statement
   CHECK(c->compiled.model->slots.size() == 2 * (1 + 2 * 2) + 2 + 2 + 1);
 }
@@ -83,8 +83,8 @@ TEST_CASE("execution: require disables a step; runtime errors are step failures"
     process p { inc(); inc(); inc(); }
     process q { await x == 2; over(); }
   )");
-  explore::Result r = testing::check(*c);
-  REQUIRE(r.outcome == explore::Outcome::kViolated);
+  model::CheckResult r = testing::check(*c);
+  REQUIRE(r.outcome == model::Outcome::kViolated);
   CHECK(r.violation->property == "runtime_error");
   CHECK(r.violation->message == "value 7 out of range 0..2 for the assignment to x");
   CHECK(r.path.actions.size() == 4);  // inc, inc, await, over (fails)
@@ -96,12 +96,12 @@ TEST_CASE("execution: 64-bit overflow and division by zero are runtime errors, n
     var big: 0..2147483647 = 2147483647;
     process p { x = big * big * big * big * 2 > 0 ? 1 : 0; }
   )");
-  explore::Result r = testing::check(*c);
-  REQUIRE(r.outcome == explore::Outcome::kViolated);
+  model::CheckResult r = testing::check(*c);
+  REQUIRE(r.outcome == model::Outcome::kViolated);
   CHECK(r.violation->message == "integer overflow (results must fit in 64 bits)");
   auto d = testing::compile("var x: 0..1;\nprocess p { x = 1 / x; }\n");
-  explore::Result rd = testing::check(*d);
-  REQUIRE(rd.outcome == explore::Outcome::kViolated);
+  model::CheckResult rd = testing::check(*d);
+  REQUIRE(rd.outcome == model::Outcome::kViolated);
   CHECK(rd.violation->message == "division by zero");
 }
 
@@ -122,8 +122,8 @@ TEST_CASE("specialisation stays within BuildLimits::max_bytes; the model compute
   ModelSystem sys(*c->compiled.model, limits);
   CHECK(sys.memory_bytes() > 0);
   CHECK(sys.memory_bytes() <= (1 << 20) + (64 << 10));  // the bound plus one copy of the last action's code
-  explore::Result r = explore::explore(sys, {});
-  CHECK(r.outcome == explore::Outcome::kHolds);
+  model::CheckResult r = explore::explore(sys, {});
+  CHECK(r.outcome == model::Outcome::kHolds);
   CHECK(r.stats.states == 2);
 }
 
@@ -134,8 +134,8 @@ TEST_CASE("a deadline passed before the build leaves actions unspecialised, with
   ModelSystem sys(*c->compiled.model, limits);
   CHECK(sys.memory_bytes() < (16 << 10));  // nothing inlined
   CHECK(ModelSystem(*c->compiled.model).memory_bytes() > (1 << 20));
-  explore::Result r = explore::explore(sys, {});
-  CHECK(r.outcome == explore::Outcome::kHolds);
+  model::CheckResult r = explore::explore(sys, {});
+  CHECK(r.outcome == model::Outcome::kHolds);
   CHECK(r.stats.states == 2);
 }
 
@@ -151,14 +151,14 @@ TEST_CASE("nested calls: building is linear, and the time limit and an interrupt
   ModelSystem sys(*c->compiled.model);
   explore::Options o;
   o.limits.time_limit_seconds = 0.5;
-  explore::Result r = explore::explore(sys, o);
-  CHECK(r.outcome == explore::Outcome::kInconclusive);
+  model::CheckResult r = explore::explore(sys, o);
+  CHECK(r.outcome == model::Outcome::kInconclusive);
   CHECK(r.limit == "time-limit");
   std::atomic<bool> stop{true};
   explore::Options i;
   i.interrupt = &stop;
-  explore::Result ri = explore::explore(sys, i);
-  CHECK(ri.outcome == explore::Outcome::kInconclusive);
+  model::CheckResult ri = explore::explore(sys, i);
+  CHECK(ri.outcome == model::Outcome::kInconclusive);
   CHECK(ri.limit == "interrupted");
 }
 

@@ -87,7 +87,7 @@ class Engine {
           Answer b = bmc(k + 1, r);
           if (b == Answer::kSat) return finish(r, k + 1);
           if (b == Answer::kUnknown) return unknown(r, name, k + 1, "base case", base_.reason_unknown());
-          r.result.outcome = explore::Outcome::kHolds;
+          r.result.outcome = model::Outcome::kHolds;
           r.induction_k = k;
           r.reason = fmt::format("proved by k-induction with k={}{}", k, opt_.simple_path ? " (simple paths)" : "");
           progress(k, fmt::format("k={}: induction step holds: proved ({:.2f} s)", k, since(t0)), r);
@@ -97,7 +97,7 @@ class Engine {
       }
       progress(k, fmt::format("no counterexample of length {}{} ({:.2f} s)", k, step_note, since(t0)), r);
     }
-    r.result.outcome = explore::Outcome::kInconclusive;
+    r.result.outcome = model::Outcome::kInconclusive;
     r.result.limit = fmt::format("no violation up to depth {}", opt_.depth);
     r.reason = opt_.mode == Mode::kKind
                    ? fmt::format("no violation up to depth {}; the induction step still fails at k={}", opt_.depth,
@@ -310,9 +310,9 @@ class Engine {
 
   // Re-runs `actions` from `first` concretely. `failing`: the last action must fail. Returns the concrete path and
   // the violation found at its end, or throws EncodingMismatch.
-  std::pair<explore::Path, std::optional<Violation>> replay(model::ModelSystem& sys, std::vector<uint64_t> first,
-                                                            const std::vector<uint32_t>& actions, bool failing) {
-    explore::Path p;
+  std::pair<model::Path, std::optional<Violation>> replay(model::ModelSystem& sys, std::vector<uint64_t> first,
+                                                          const std::vector<uint32_t>& actions, bool failing) {
+    model::Path p;
     p.states.push_back(std::move(first));
     for (size_t i = 0; i < actions.size(); ++i) {
       model::ActionOutcome cap = model::successor_of(sys, p.states.back().data(), actions[i]);
@@ -390,8 +390,8 @@ class Engine {
     set_violation(r, member, std::move(path), *v);
   }
 
-  void set_violation(Result& r, int member, explore::Path path, const Violation& v) {
-    r.result.outcome = explore::Outcome::kViolated;
+  void set_violation(Result& r, int member, model::Path path, const Violation& v) {
+    r.result.outcome = model::Outcome::kViolated;
     r.result.violation = v;
     r.result.path = std::move(path);
     r.result.shortest = true;  // every shorter length was refuted by the solver
@@ -424,7 +424,7 @@ class Engine {
   }
   Result unknown(Result& r, const std::string& name, int k, const char* what, const std::string& why) {
     if (opt_.interrupted()) return interrupted(r, k);  // the watcher cancelled the call
-    r.result.outcome = explore::Outcome::kInconclusive;
+    r.result.outcome = model::Outcome::kInconclusive;
     std::string limits;
     if (opt_.smt_timeout > 0) limits += fmt::format("--smt-timeout {}", opt_.smt_timeout);
     if (opt_.smt_rlimit > 0) limits += fmt::format("{}--smt-rlimit {}", limits.empty() ? "" : ", ", opt_.smt_rlimit);
@@ -436,7 +436,7 @@ class Engine {
   }
   // Stopped by Options::interrupt before depth k was decided: what is known is that no counterexample is shorter.
   Result interrupted(Result& r, int k) {
-    r.result.outcome = explore::Outcome::kInconclusive;
+    r.result.outcome = model::Outcome::kInconclusive;
     r.result.limit = fmt::format("interrupted (SIGINT or SIGTERM) at depth {}: {}{}", k,
                                  k == 0 ? "nothing decided yet" : fmt::format("no counterexample of length < {}", k),
                                  opt_.mode == Mode::kKind ? "; the induction step was not proved" : "");

@@ -1,11 +1,15 @@
-// The Z3 symbolic engine: bounded model checking (BMC) and k-induction over the compiled model, with optional
-// symbolic parameters (a family of models that differ only in constants, see family.h). One Z3 context per run and
-// one incremental solver per query kind (base, induction step): each unrolling depth adds its transition once, and
-// the per-depth query is asserted under a fresh activation literal (check with an assumption, then retired) instead
-// of push/pop: Z3 4.8.12's finite-domain solver returned a model that violated the transition constraints after a
-// pop (spec 04, caught by the concrete re-run below). A counterexample is re-run concretely through
-// model::ModelSystem, so it comes back as the same explore::Path the explicit explorer produces (and a disagreement
-// between the encoding and the explicit semantics is an internal error, never a silent wrong answer).
+// The Z3 symbolic engine: bounded model checking (BMC) and k-induction over the
+// compiled model, with optional symbolic parameters (a family of models that
+// differ only in constants, see family.h). One Z3 context per run and one
+// incremental solver per query kind (base, induction step): each unrolling
+// depth adds its transition once, and the per-depth query is asserted under a
+// fresh activation literal (check with an assumption, then retired) instead of
+// push/pop: Z3 4.8.12's finite-domain solver returned a model that violated the
+// transition constraints after a pop (spec 04, caught by the concrete re-run
+// below). A counterexample is re-run concretely through model::ModelSystem, so
+// it comes back as the same model::Path the explicit explorer produces (and a
+// disagreement between the encoding and the explicit semantics is an internal
+// error, never a silent wrong answer).
 #pragma once
 
 #include <algorithm>
@@ -80,12 +84,13 @@ struct Family {
 };
 
 struct Result {
-  explore::Result result;         // outcome, violation, concrete path, stats.depth / stats.seconds
+  model::CheckResult result;      // outcome, violation, concrete path, stats.depth / stats.seconds
   int member = 0;                 // the family member the counterexample belongs to
   std::string reason;             // inconclusive: why; holds: how it was proved
   int depth = 0;                  // deepest unrolling finished
   int induction_k = -1;           // kind, holds: the k that proved it
-  std::optional<explore::Path> cti;  // kind: the last counterexample to induction (its first state may be unreachable)
+  std::optional<model::Path> cti;                 // kind: the last counterexample to induction
+                                                  // (its first state may be unreachable)
   std::optional<model::Violation> cti_violation;  // what its last state or step violates
   int cti_member = 0;
   std::vector<int> remaining;     // members still undecided (synthesis)

@@ -51,10 +51,10 @@ TEST_CASE("runtime errors: BMC agrees with the explicit engine") {
   for (const char* text : cases) {
     INFO(std::string(text));
     One o = one(text);
-    explore::Result ex = testing::check(*o.spec);
-    REQUIRE(ex.outcome == explore::Outcome::kViolated);
+    model::CheckResult ex = testing::check(*o.spec);
+    REQUIRE(ex.outcome == model::Outcome::kViolated);
     Result r = run(o, Mode::kBmc, 8);
-    REQUIRE(r.result.outcome == explore::Outcome::kViolated);
+    REQUIRE(r.result.outcome == model::Outcome::kViolated);
     CHECK(r.result.violation->property == ex.violation->property);
     CHECK(r.result.path.actions.size() == ex.path.actions.size());
     CHECK(r.result.path.states.size() == ex.path.states.size());
@@ -79,12 +79,12 @@ TEST_CASE("a step's first failure is the only one it reports: one property's sea
     opt.depth = 4;
     opt.properties = {"took"};
     Result r = check(o.fam, opt);
-    REQUIRE(r.result.outcome == explore::Outcome::kViolated);
+    REQUIRE(r.result.outcome == model::Outcome::kViolated);
     CHECK(r.result.violation->property == "took");
     CHECK(r.result.path.actions == std::vector<uint32_t>{0, 1});  // fill, take
     opt.properties = {"runtime_error"};
     r = check(o.fam, opt);
-    REQUIRE(r.result.outcome == explore::Outcome::kViolated);
+    REQUIRE(r.result.outcome == model::Outcome::kViolated);
     CHECK(r.result.violation->message == "head of an empty queue");
     CHECK(r.result.path.actions == std::vector<uint32_t>{1});  // take
   }
@@ -102,10 +102,10 @@ rule take when !empty(q) { arr[head(q).a] = arr[head(q).a] + 1 > 3 ? 0 : arr[hea
 rule bump { for k in 0..3 { if arr[k] == 3 { arr[k] = 0; } } i = (i + 1) % 4; }
 invariant small: forall k in 0..3: arr[k] + i < 4 || exists j in 0..3: arr[j] == 0 && j != k;
 )");
-  explore::Result ex = testing::check(*o.spec);
-  REQUIRE(ex.outcome == explore::Outcome::kViolated);
+  model::CheckResult ex = testing::check(*o.spec);
+  REQUIRE(ex.outcome == model::Outcome::kViolated);
   Result r = run(o, Mode::kBmc, 12);
-  REQUIRE(r.result.outcome == explore::Outcome::kViolated);
+  REQUIRE(r.result.outcome == model::Outcome::kViolated);
   CHECK(r.result.path.actions.size() == ex.path.actions.size());
   CHECK(r.result.violation->property == "small");
 }
@@ -114,11 +114,11 @@ TEST_CASE("deadlock: found at the same depth as BFS, and not reported with --no-
   const char* text = "var x: bool; process p { await x; } process q { x = false; }";
   One o = one(text);
   Result r = run(o, Mode::kBmc, 5);
-  REQUIRE(r.result.outcome == explore::Outcome::kViolated);
+  REQUIRE(r.result.outcome == model::Outcome::kViolated);
   CHECK(r.result.violation->property == "deadlock");
   CHECK(r.result.path.actions.size() == 1);
   Result nd = run(o, Mode::kBmc, 5, false);
-  CHECK(nd.result.outcome == explore::Outcome::kInconclusive);
+  CHECK(nd.result.outcome == model::Outcome::kInconclusive);
 }
 
 TEST_CASE("k-induction proves an inductive invariant; BMC alone stays inconclusive") {
@@ -131,10 +131,10 @@ rule back when y > 1 { y = y - 2; x = x + 2; }
 invariant sum: x + y == 10;
 )");
   Result b = run(o, Mode::kBmc, 6);
-  CHECK(b.result.outcome == explore::Outcome::kInconclusive);
+  CHECK(b.result.outcome == model::Outcome::kInconclusive);
   Result k = run(o, Mode::kKind, 6);
   INFO(k.reason);
-  CHECK(k.result.outcome == explore::Outcome::kHolds);
+  CHECK(k.result.outcome == model::Outcome::kHolds);
   CHECK(k.induction_k == 0);
 }
 
@@ -145,10 +145,10 @@ process p { x = 1; x = 2; }
 rule leak when x == 2 { x = 3; }
 invariant not3: x != 3;
 )");
-  explore::Result ex = testing::check(*o.spec);
-  REQUIRE(ex.outcome == explore::Outcome::kViolated);
+  model::CheckResult ex = testing::check(*o.spec);
+  REQUIRE(ex.outcome == model::Outcome::kViolated);
   Result k = run(o, Mode::kKind, 6);
-  REQUIRE(k.result.outcome == explore::Outcome::kViolated);
+  REQUIRE(k.result.outcome == model::Outcome::kViolated);
   CHECK(k.result.path.actions.size() == ex.path.actions.size());
 
   // x cycles 0,1,2,3,0: x == 4 satisfies below5 and steps to 5 (a counterexample to induction at k=0), but no state
@@ -159,13 +159,13 @@ process p { while true { x = x == 3 ? 0 : x + 1; } }
 invariant below5: x < 5;
 )");
   Result c = run(safe, Mode::kKind, 0);
-  CHECK(c.result.outcome == explore::Outcome::kInconclusive);
+  CHECK(c.result.outcome == model::Outcome::kInconclusive);
   REQUIRE(c.cti.has_value());
   CHECK(c.cti_violation->property == "below5");
   CHECK(c.cti->actions.size() == 1);
   CHECK(safe.sys->unpack(c.cti->states[0].data())[0] == 4);
   Result proof = run(safe, Mode::kKind, 3);
-  CHECK(proof.result.outcome == explore::Outcome::kHolds);
+  CHECK(proof.result.outcome == model::Outcome::kHolds);
   CHECK(proof.induction_k == 1);
 }
 
@@ -189,12 +189,12 @@ process phil[i in 0..N-1] {
   opt.smt_rlimit = 20000;  // deterministic: Z3 counts its own operations
   Result r = check(o.fam, opt);
   INFO(r.reason);
-  CHECK(r.result.outcome == explore::Outcome::kInconclusive);
+  CHECK(r.result.outcome == model::Outcome::kInconclusive);
   CHECK(r.reason.find("unknown") != std::string::npos);
   CHECK(r.reason.find("--smt-rlimit 20000") != std::string::npos);
   opt.mode = Mode::kKind;
   Result k = check(o.fam, opt);
-  CHECK(k.result.outcome == explore::Outcome::kInconclusive);
+  CHECK(k.result.outcome == model::Outcome::kInconclusive);
   CHECK(k.reason.find("--smt-rlimit 20000") != std::string::npos);
 }
 
@@ -220,14 +220,14 @@ invariant under: x <= limit + 4;
   Options opt;
   opt.depth = 10;
   Result r = check(fam, opt);
-  REQUIRE(r.result.outcome == explore::Outcome::kViolated);
+  REQUIRE(r.result.outcome == model::Outcome::kViolated);
   CHECK(r.result.path.actions.size() == 5);   // limit 0: x reaches 5 after 5 steps: the shortest over the family
   CHECK(r.member == 0);
   Result rest = check(fam, opt, {3});          // limit 3: x <= 7 always
-  CHECK(rest.result.outcome == explore::Outcome::kInconclusive);
+  CHECK(rest.result.outcome == model::Outcome::kInconclusive);
   opt.mode = Mode::kKind;
   Result proved = check(fam, opt, {3});
-  CHECK(proved.result.outcome == explore::Outcome::kHolds);
+  CHECK(proved.result.outcome == model::Outcome::kHolds);
 
   Family bad;
   bad.params.push_back(SymbolicParam{"cap", {"1", "2"}});
@@ -257,7 +257,7 @@ TEST_CASE("progress: one call per depth refuted, with the depth reached and the 
   std::vector<Progress> seen;
   opt.progress = [&](const Progress& p) { seen.push_back(p); };
   Result r = check(o.fam, opt);
-  REQUIRE(r.result.outcome == explore::Outcome::kViolated);
+  REQUIRE(r.result.outcome == model::Outcome::kViolated);
   REQUIRE(r.result.path.actions.size() == 4);
   // Depths 0..3 refuted, then the counterexample of length 4.
   REQUIRE(seen.size() == 5);
@@ -281,16 +281,16 @@ TEST_CASE("properties: a run restricted to some properties sees only their viola
   opt.depth = 6;
   opt.properties = {"not_two"};
   Result r = check(o.fam, opt);
-  REQUIRE(r.result.outcome == explore::Outcome::kViolated);
+  REQUIRE(r.result.outcome == model::Outcome::kViolated);
   CHECK(r.result.violation->property == "not_two");
   CHECK(r.result.path.actions.size() == 2);
   opt.properties = {"late", "not_two"};
   r = check(o.fam, opt);
-  REQUIRE(r.result.outcome == explore::Outcome::kViolated);
+  REQUIRE(r.result.outcome == model::Outcome::kViolated);
   CHECK(r.result.violation->property == "not_two");  // the shorter of the two
   opt.properties = {"late"};
   r = check(o.fam, opt);
-  REQUIRE(r.result.outcome == explore::Outcome::kViolated);
+  REQUIRE(r.result.outcome == model::Outcome::kViolated);
   CHECK(r.result.violation->property == "late");
   CHECK(r.result.path.actions.size() == 3);
 }

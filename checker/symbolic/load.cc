@@ -19,14 +19,14 @@ void load_spec_into(LoadedSpec& out, const std::string& file, const lang::Search
                     const lang::ParamOverrides& fixed, const std::vector<std::pair<std::string, std::string>>& symbolic,
                     size_t max_members) {
   LoadedSpec* spec = &out;
-  spec->program = lang::load_program(spec->sources, spec->ast, file, lib_dirs);
+  spec->spec.read(file, lib_dirs);
   std::vector<std::vector<std::string>> domains;
   size_t members = 1;
   for (const auto& [name, values] : symbolic) {
     for (const auto& [fname, fvalue] : fixed) {
       if (fname == name) throw lang::UsageError(fmt::format("--param {} is given both a value and a value set", name));
     }
-    domains.push_back(param_values(spec->program, name, values));
+    domains.push_back(param_values(spec->spec.program(), name, values));
     members *= domains.back().size();
     if (members > max_members) {
       throw lang::UsageError(fmt::format("the symbolic parameters have more than {} combinations of values",
@@ -46,7 +46,7 @@ void load_spec_into(LoadedSpec& out, const std::string& file, const lang::Search
       overrides.emplace_back(symbolic[i].first, choice[i]);
       spec->family.params[i].values.push_back(choice[i]);
     }
-    spec->compiled.push_back(lang::typecheck(spec->program, spec->sources, overrides));
+    spec->compiled.push_back(spec->spec.compile(overrides));
     if (m == 0) spec->warnings = spec->compiled.back().warnings;
     spec->systems.push_back(std::make_unique<model::ModelSystem>(*spec->compiled.back().model));
     spec->family.members.push_back(spec->systems.back().get());

@@ -7,17 +7,14 @@
 #include <utility>
 #include <vector>
 
-#include "checker/lang/parser.h"
-#include "checker/lang/typecheck.h"
+#include "checker/frontend/frontend.h"
 #include "checker/model/transition_system.h"
 #include "checker/symbolic/engine.h"
 
 namespace qpcheck::symbolic {
 
 struct LoadedSpec {
-  lang::SourceManager sources;
-  lang::Ast ast;
-  lang::Program program;
+  frontend::Spec spec;                                        // the files read; renders the diagnostics
   std::vector<lang::Compiled> compiled;                       // one per family member
   std::vector<std::unique_ptr<model::ModelSystem>> systems;   // one per family member
   Family family;
@@ -32,7 +29,7 @@ std::unique_ptr<LoadedSpec> load_spec(const std::string& file, const lang::Searc
                                       const lang::ParamOverrides& fixed,
                                       const std::vector<std::pair<std::string, std::string>>& symbolic,
                                       size_t max_members = 4096);
-// The same into `spec`, whose `sources` then locate the diagnostics of a SpecError.
+// The same into `spec`, whose `spec` then renders the diagnostics of a SpecError (frontend::Spec::attempt).
 void load_spec_into(LoadedSpec& spec, const std::string& file, const lang::SearchPath& search,
                     const lang::ParamOverrides& fixed, const std::vector<std::pair<std::string, std::string>>& symbolic,
                     size_t max_members = 4096);

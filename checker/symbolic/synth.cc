@@ -7,64 +7,16 @@
 
 #include "checker/lang/properties.h"
 #include "checker/model/eval.h"
+#include "checker/model/property_subset.h"
 
 namespace qpcheck::symbolic {
 
-namespace {
-
 using model::Violation;
 
-// The transition system seen by one property: other fail/assert/runtime-error properties merely end a path (the
-// failing step has no successor, as in the full model), other invariants are not checked.
-class PropertyView : public model::TransitionSystem {
- public:
-  PropertyView(model::ModelSystem& sys, std::string property)
-      : sys_(sys), property_(std::move(property)), machine_(sys.model()) {}
-  int state_words() const override { return sys_.state_words(); }
-  std::vector<std::vector<uint64_t>> initial_states() override { return sys_.initial_states(); }
-  int successors(const uint64_t* state, model::SuccessorSink& sink) override {
-    struct Filter : model::SuccessorSink {
-      model::SuccessorSink* out;
-      const std::string* property;
-      void successor(uint32_t a, const uint64_t* s) override { out->successor(a, s); }
-      void failure(uint32_t a, const Violation& v) override {
-        if (v.property == *property) out->failure(a, v);
-      }
-    } filter;
-    filter.out = &sink;
-    filter.property = &property_;
-    return sys_.successors(state, filter);
-  }
-  std::optional<Violation> check_invariants(const uint64_t* state) override {
-    const model::Model& m = sys_.model();
-    for (const model::Invariant& inv : m.invariants) {
-      if (inv.name != property_) continue;
-      machine_.state = sys_.unpack(state);
-      try {
-        if (!machine_.eval(inv.expr)) {
-          return model::invariant_false(inv);
-        }
-      } catch (const model::StepFailure& f) {
-        return model::invariant_unevaluable(inv, f);
-      }
-    }
-    return std::nullopt;
-  }
-  bool valid_end(const uint64_t* state) override { return sys_.valid_end(state); }
-  void set_deadline(std::chrono::steady_clock::time_point d) override { sys_.set_deadline(d); }
-
- private:
-  model::ModelSystem& sys_;
-  std::string property_;
-  model::Machine machine_;
-};
-
-}  // namespace
-
-std::optional<Violation> replays_violation(model::ModelSystem& sys, const explore::Path& path,
+std::optional<Violation> replays_violation(model::ModelSystem& sys, const model::Path& path,
                                            const std::string& property) {
   std::vector<uint64_t> s = sys.initial_states().at(0);
-  PropertyView view(sys, property);
+  model::PropertySubset view(sys, {property});
   for (size_t i = 0; i < path.actions.size(); ++i) {
     model::ActionOutcome cap = model::successor_of(sys, s.data(), path.actions[i]);
     bool last = i + 1 == path.actions.size();
@@ -129,7 +81,7 @@ std::vector<PropertyResult> synthesize(const Family& family, const SynthOptions&
     }
     while (!remaining.empty()) {
       Result r = check(family, opt, remaining);
-      if (r.result.outcome == explore::Outcome::kHolds) {
+      if (r.result.outcome == model::Outcome::kHolds) {
         Region reg;
         reg.verdict = Region::Verdict::kHolds;
         reg.members = remaining;
@@ -138,7 +90,7 @@ std::vector<PropertyResult> synthesize(const Family& family, const SynthOptions&
         remaining.clear();
         break;
       }
-      if (r.result.outcome != explore::Outcome::kViolated) break;
+      if (r.result.outcome != model::Outcome::kViolated) break;
       Region reg;
       reg.verdict = Region::Verdict::kFails;
       reg.how = fmt::format("bmc, shortest counterexample: {} steps", r.result.path.actions.size());
@@ -164,7 +116,7 @@ std::vector<PropertyResult> synthesize(const Family& family, const SynthOptions&
         open.members.push_back(m);
         continue;
       }
-      PropertyView view(*family.members[m], property);
+      model::PropertySubset view(*family.members[m], {property});
       explore::Options eo;
       eo.check_deadlock = property == "deadlock";
       eo.limits.max_states = options.explicit_max_states;
@@ -176,15 +128,15 @@ std::vector<PropertyResult> synthesize(const Family& family, const SynthOptions&
         sp.states = 0;
         sp.seconds = since();
         options.progress(sp);
-        eo.progress = [&](const explore::Stats& st) {
+        eo.progress = [&](const model::SearchStats& st) {
           sp.states = st.states;
           sp.seconds = since();
           options.progress(sp);
         };
       }
-      explore::Result ex = explore::explore(view, eo);
+      model::CheckResult ex = explore::explore(view, eo);
       --left;
-      if (ex.outcome == explore::Outcome::kHolds) {
+      if (ex.outcome == model::Outcome::kHolds) {
         // One region for every value proved this way; `how` lists the states searched per value.
         auto it = std::find_if(explicit_regions.begin(), explicit_regions.end(),
                                [](const Region& x) { return x.verdict == Region::Verdict::kHolds; });
@@ -195,7 +147,7 @@ std::vector<PropertyResult> synthesize(const Family& family, const SynthOptions&
           it->members.push_back(m);
           it->how += ", " + std::to_string(ex.stats.states);
         }
-      } else if (ex.outcome == explore::Outcome::kViolated) {
+      } else if (ex.outcome == model::Outcome::kViolated) {
         explicit_regions.push_back(Region{Region::Verdict::kFails, {m},
                                           fmt::format("explicit BFS, counterexample of {} steps (beyond depth {})",
                                                       ex.path.actions.size(), opt.depth),

@@ -20,7 +20,8 @@ struct Region {
   Verdict verdict = Verdict::kOpen;
   std::vector<int> members;       // family members (value combinations) in this region
   std::string how;                // "bmc", "k-induction (k=3)", "explicit exhaustive search (18 states)", ...
-  explore::Result counterexample; // kFails: a run that violates the property for every member of the region
+  model::CheckResult counterexample;  // kFails: a run that violates the property
+                                      // for every member of the region
   int counterexample_member = 0;  // the member whose ModelSystem renders it
 };
 
@@ -56,7 +57,7 @@ std::vector<PropertyResult> synthesize(const Family& family, const SynthOptions&
 
 // Re-runs `path` (actions from member `from`'s counterexample) on `system` from its initial state; returns the
 // violation of `property` it ends in, if it does. Exposed for tests.
-std::optional<model::Violation> replays_violation(model::ModelSystem& system, const explore::Path& path,
-                                                  const std::string& property);
+std::optional<model::Violation> replays_violation(model::ModelSystem &system, const model::Path &path,
+                                                  const std::string &property);
 
 }  // namespace qpcheck::symbolic

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include "checker/lang/replay_ops.h"
 
 namespace qpcheck::trace {
 
@@ -39,7 +38,6 @@ std::string render_value(const model::Model& m, const model::Unit& u, const std:
 ReplayStep bind_replay(const model::Proc& proc, const model::ReplayOp& op, const std::vector<int64_t>& args) {
   ReplayStep r;
   r.op = op.op;
-  const lang::ReplayOpSpec* spec = lang::find_replay_op(op.op, static_cast<int>(op.args.size()));
   for (size_t i = 0; i < op.args.size(); ++i) {
     const model::Expr* a = op.args[i];
     int64_t v = a->value;
@@ -49,7 +47,7 @@ ReplayStep bind_replay(const model::Proc& proc, const model::ReplayOp& op, const
       }
     }
     std::string text = model::render_scalar(a->type, v);
-    if (spec) text = std::string(lang::replay_arg_prefix(spec->args[i])) + text;
+    if (i < op.prefixes.size()) text = op.prefixes[i] + text;
     r.args.push_back(std::move(text));
   }
   return r;
@@ -68,7 +66,7 @@ SourceRef source_ref(const lang::SourceManager& sources, const lang::Span& span)
   return r;
 }
 
-Stats trace_stats(const explore::Stats& stats, int state_bits) {
+Stats trace_stats(const model::SearchStats& stats, int state_bits) {
   Stats out;
   out.states = stats.states;
   out.transitions = stats.transitions;
@@ -80,7 +78,7 @@ Stats trace_stats(const explore::Stats& stats, int state_bits) {
   return out;
 }
 
-Trace build_trace(model::ModelSystem& system, const explore::Result& result, const std::string& spec,
+Trace build_trace(model::ModelSystem& system, const model::CheckResult& result, const std::string& spec,
                   const std::string& strategy) {
   const model::Model& m = system.model();
   const lang::SourceManager& sources = *m.sources;
@@ -97,12 +95,16 @@ Trace build_trace(model::ModelSystem& system, const explore::Result& result, con
     t.overrides.push_back(OverrideNote{o.kind, o.name, source_ref(sources, o.original), source_ref(sources, o.by)});
   }
   switch (result.outcome) {
-    case explore::Outcome::kHolds:
+    case model::Outcome::kHolds:
       t.verdict = "holds";
       if (result.path.states.empty()) return t;  // a witness schedule (verify --witness) is rendered below
       break;
-    case explore::Outcome::kInconclusive: t.verdict = "inconclusive"; return t;
-    case explore::Outcome::kViolated: t.verdict = "violated"; break;
+    case model::Outcome::kInconclusive:
+      t.verdict = "inconclusive";
+      return t;
+    case model::Outcome::kViolated:
+      t.verdict = "violated";
+      break;
   }
   if (result.violation) {
     const model::Violation& v = *result.violation;

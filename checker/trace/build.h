@@ -13,12 +13,12 @@ namespace qpcheck::trace {
 SourceRef source_ref(const lang::SourceManager& sources, const lang::Span& span);
 
 // The explorer's statistics as a report shows them; `state_bits` is the packed state width.
-Stats trace_stats(const explore::Stats& stats, int state_bits);
+Stats trace_stats(const model::SearchStats &stats, int state_bits);
 
 // `spec` is the path shown in reports. The header notes (Trace::not_checked, overrides) carry the model's disabled
 // properties and overrides; gate::note_properties adds what a run's property plan left out. Never throws for a
 // well-formed result.
-Trace build_trace(model::ModelSystem& system, const explore::Result& result, const std::string& spec,
-                  const std::string& strategy);
+Trace build_trace(model::ModelSystem &system, const model::CheckResult &result, const std::string &spec,
+                  const std::string &strategy);
 
 }  // namespace qpcheck::trace

@@ -29,7 +29,7 @@ invariant send_finds_recv: !hit;
 Trace make_trace() {
   auto c = testing::compile(kSpec);
   model::ModelSystem sys(*c->compiled.model);
-  explore::Result r = explore::explore(sys, {});
+  model::CheckResult r = explore::explore(sys, {});
   return build_trace(sys, r, "toy.qpspec", "bfs");
 }
 
@@ -287,7 +287,7 @@ process p {
 invariant not_two: x != 2;
 )");
   model::ModelSystem sys(*c->compiled.model);
-  explore::Result r = explore::explore(sys, {});
+  model::CheckResult r = explore::explore(sys, {});
   Trace t = build_trace(sys, r, "test.qpspec", "bfs");
   REQUIRE(t.steps.size() == 2);
   CHECK(t.steps[0].at == "line 5");   // the pc stands at the `if` on line 4; the step runs `x = 1;` on line 5

@@ -22,7 +22,7 @@ struct Change {
   std::string after;
 };
 
-// A replay operation of a call, with its arguments bound (docs/replay.md): op from checker/lang/replay_ops.h;
+// A replay operation of a call, with its arguments bound (docs/replay.md): op from verbs_backend/replay_ops.h;
 // args as written in the trace: an endpoint "ACTIVE"/"PASSIVE", a decimal count, "RDMA_CM_EVENT_ESTABLISHED",
 // "IBV_WC_RNR_RETRY_EXC_ERR".
 struct ReplayStep {

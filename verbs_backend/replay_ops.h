@@ -1,0 +1,165 @@
+// The replay vocabulary of the rdma-core conductor: every operation a spec-library procedure may declare with
+// `replay OP(args)` (docs/language.md, "Replay clauses"; docs/replay.md), next to its implementation
+// (conductor.cc, which switches over ReplayOpId: an operation without a case is a compile error, -Werror=switch),
+// and the rdma-core names its arguments may take. The type checker gets it as a table (replay_vocabulary(), handed
+// in by the front end, checker/frontend); the trace writes the arguments as the checker resolved them.
+//
+// An operation may exist in more than one arity: the first library's forms (`connect(e, r)`, `post_send(e)`,
+// `poll_recv(e)`, `expect_send_wc(e, s)`, `expect_recv(e)`) stay valid so that trace files written before library v2
+// still replay; the library uses the longer forms. All forms of an operation share its id.
+#pragma once
+
+#include <array>
+#include <string_view>
+
+#include "checker/lang/replay_vocabulary.h"
+
+namespace qpcheck::verbs {
+
+// One id per operation name (ReplayOpSpec::id).
+enum class ReplayOpId : int {
+  kCreateId,
+  kResolveAddr,
+  kResolveRoute,
+  kListen,
+  kCreateQp,
+  kCreateQpSrq,
+  kConnect,
+  kAccept,
+  kReject,
+  kDisconnect,
+  kDestroyQp,
+  kDestroyId,
+  kGetCmEvent,
+  kIbvCreateQp,
+  kModifyQp,
+  kCreateSrq,
+  kPostSrqRecv,
+  kPostRecv,
+  kPostSend,
+  kPollRecv,
+  kPollSend,
+  kExpectCmEvent,
+  kExpectSendWc,
+  kExpectRecv,
+  kExpectNoCompletion,
+  kExpectSrqRecv,
+};
+
+using lang::ReplayArg;
+
+constexpr int op(ReplayOpId id) { return static_cast<int>(id); }
+constexpr ReplayOpId op_id(const lang::ReplayOpSpec& spec) { return static_cast<ReplayOpId>(spec.id); }
+
+inline constexpr std::array<lang::ReplayOpSpec, 33> kReplayOps{{
+    // connection manager (librdmacm)
+    {"create_id", op(ReplayOpId::kCreateId), true, {ReplayArg::kEndpoint}, 1,
+     "rdma_create_id for an active endpoint (without it, the conductor creates and resolves every active endpoint "
+     "the trace names before step 1)"},
+    {"resolve_addr", op(ReplayOpId::kResolveAddr), true, {ReplayArg::kEndpoint}, 1,
+     "rdma_resolve_addr to the device's own address"},
+    {"resolve_route", op(ReplayOpId::kResolveRoute), true, {ReplayArg::kEndpoint}, 1, "rdma_resolve_route"},
+    {"listen", op(ReplayOpId::kListen), true, {}, 0,
+     "rdma_bind_addr + rdma_listen on the device address (without it: before step 1)"},
+    {"create_qp", op(ReplayOpId::kCreateQp), true, {ReplayArg::kEndpoint}, 1,
+     "rdma_create_qp on the endpoint's cm_id (its own send and receive CQ)"},
+    {"create_qp_srq", op(ReplayOpId::kCreateQpSrq), true, {ReplayArg::kEndpoint, ReplayArg::kSrq}, 2,
+     "rdma_create_qp with init_attr.srq"},
+    {"connect", op(ReplayOpId::kConnect), true, {ReplayArg::kEndpoint, ReplayArg::kRetry}, 2,
+     "rdma_connect with conn_param rnr_retry_count (first library)"},
+    {"connect", op(ReplayOpId::kConnect), true,
+     {ReplayArg::kEndpoint, ReplayArg::kRetry, ReplayArg::kDepth, ReplayArg::kDepth}, 4,
+     "rdma_connect with conn_param rnr_retry_count, initiator_depth, responder_resources"},
+    {"accept", op(ReplayOpId::kAccept), true, {ReplayArg::kEndpoint, ReplayArg::kRetry}, 2,
+     "rdma_accept with conn_param rnr_retry_count (first library)"},
+    {"accept", op(ReplayOpId::kAccept), true,
+     {ReplayArg::kEndpoint, ReplayArg::kRetry, ReplayArg::kDepth, ReplayArg::kDepth}, 4,
+     "rdma_accept with conn_param rnr_retry_count, initiator_depth, responder_resources"},
+    {"reject", op(ReplayOpId::kReject), true, {ReplayArg::kEndpoint}, 1, "rdma_reject"},
+    {"disconnect", op(ReplayOpId::kDisconnect), true, {ReplayArg::kEndpoint}, 1, "rdma_disconnect"},
+    {"destroy_qp", op(ReplayOpId::kDestroyQp), true, {ReplayArg::kEndpoint}, 1,
+     "rdma_destroy_qp (a cm_id's QP) or ibv_destroy_qp (a plain-verbs QP)"},
+    {"destroy_id", op(ReplayOpId::kDestroyId), true, {ReplayArg::kEndpoint}, 1, "rdma_destroy_id"},
+    {"get_cm_event", op(ReplayOpId::kGetCmEvent), true, {ReplayArg::kEndpoint, ReplayArg::kCmEvent}, 2,
+     "the ULP retrieves the endpoint's next CM event, which must be EVENT (rdma_get_cm_event + rdma_ack_cm_event)"},
+    // verbs (libibverbs)
+    {"ibv_create_qp", op(ReplayOpId::kIbvCreateQp), true, {ReplayArg::kEndpoint}, 1,
+     "ibv_create_qp of an RC QP (RESET) without a cm_id"},
+    {"modify_qp", op(ReplayOpId::kModifyQp), true, {ReplayArg::kEndpoint, ReplayArg::kQpState}, 2,
+     "ibv_modify_qp to STATE with the attributes that transition needs (RTR: the peer endpoint's QP number); the "
+     "attributes the 6-argument form names take their defaults (1, 7, 7, 1)"},
+    {"modify_qp", op(ReplayOpId::kModifyQp), true,
+     {ReplayArg::kEndpoint, ReplayArg::kQpState, ReplayArg::kDepth, ReplayArg::kRetry, ReplayArg::kRetry,
+      ReplayArg::kDepth},
+     6,
+     "ibv_modify_qp to STATE; the transition uses what it needs of max_dest_rd_atomic (RTR), rnr_retry, retry_cnt "
+     "and max_rd_atomic (RTS)"},
+    {"create_srq", op(ReplayOpId::kCreateSrq), true, {ReplayArg::kSrq}, 1, "ibv_create_srq"},
+    {"post_srq_recv", op(ReplayOpId::kPostSrqRecv), true, {ReplayArg::kSrq, ReplayArg::kCount}, 2,
+     "ibv_post_srq_recv of COUNT receive WRs"},
+    {"post_recv", op(ReplayOpId::kPostRecv), true, {ReplayArg::kEndpoint, ReplayArg::kCount}, 2,
+     "ibv_post_recv of COUNT receive WRs"},
+    {"post_send", op(ReplayOpId::kPostSend), true, {ReplayArg::kEndpoint}, 1,
+     "ibv_post_send of one signaled Send (first library)"},
+    {"post_send", op(ReplayOpId::kPostSend), true, {ReplayArg::kEndpoint, ReplayArg::kWrOpcode}, 2,
+     "ibv_post_send of one signaled WR (RDMA WRITE and READ against the peer endpoint's memory region)"},
+    {"poll_recv", op(ReplayOpId::kPollRecv), true, {ReplayArg::kEndpoint}, 1,
+     "the ULP takes the endpoint's next receive completion (ibv_poll_cq), which must be IBV_WC_SUCCESS (first "
+     "library)"},
+    {"poll_recv", op(ReplayOpId::kPollRecv), true, {ReplayArg::kEndpoint, ReplayArg::kWcStatus}, 2,
+     "the ULP takes the endpoint's next receive completion (ibv_poll_cq), which must have STATUS"},
+    {"poll_send", op(ReplayOpId::kPollSend), true,
+     {ReplayArg::kEndpoint, ReplayArg::kWcStatus, ReplayArg::kWcOpcode}, 3,
+     "the ULP takes the endpoint's next send completion (ibv_poll_cq), which must have STATUS and OPCODE"},
+    // observations
+    {"expect_cm_event", op(ReplayOpId::kExpectCmEvent), false, {ReplayArg::kEndpoint, ReplayArg::kCmEvent}, 2,
+     "the device reports EVENT on the endpoint's event channel next"},
+    {"expect_send_wc", op(ReplayOpId::kExpectSendWc), false, {ReplayArg::kEndpoint, ReplayArg::kWcStatus}, 2,
+     "the endpoint's next send completion has STATUS (first library)"},
+    {"expect_send_wc", op(ReplayOpId::kExpectSendWc), false,
+     {ReplayArg::kEndpoint, ReplayArg::kWcStatus, ReplayArg::kWcOpcode}, 3,
+     "the endpoint's next send completion has STATUS and OPCODE"},
+    {"expect_recv", op(ReplayOpId::kExpectRecv), false, {ReplayArg::kEndpoint}, 1,
+     "a Send arrives: the endpoint's receive CQ gets a successful completion (first library)"},
+    {"expect_recv", op(ReplayOpId::kExpectRecv), false, {ReplayArg::kEndpoint, ReplayArg::kWcStatus}, 2,
+     "the endpoint's receive CQ gets a completion with STATUS (IBV_WC_SUCCESS: an arrival; IBV_WC_WR_FLUSH_ERR: a "
+     "receive WR given back by a flush)"},
+    {"expect_no_completion", op(ReplayOpId::kExpectNoCompletion), false, {ReplayArg::kEndpoint}, 1,
+     "the endpoint's send and receive CQs report nothing beyond what was observed, within a short window (WRs "
+     "discarded without a completion: a move to RESET, ibv_destroy_qp, after a drain's markers)"},
+    {"expect_srq_recv", op(ReplayOpId::kExpectSrqRecv), false, {ReplayArg::kSrq, ReplayArg::kEndpoint}, 2,
+     "a Send to the endpoint consumed one of the SRQ's receive WRs: a successful completion on the endpoint's "
+     "receive CQ"},
+}};
+
+// enum rdma_cm_event_type (rdma_cma.h), without the RDMA_CM_EVENT_ prefix.
+inline constexpr std::array<std::string_view, 16> kCmEventNames{
+    "ADDR_RESOLVED", "ADDR_ERROR",   "ROUTE_RESOLVED", "ROUTE_ERROR",      "CONNECT_REQUEST", "CONNECT_RESPONSE",
+    "CONNECT_ERROR", "UNREACHABLE",  "REJECTED",       "ESTABLISHED",      "DISCONNECTED",    "DEVICE_REMOVAL",
+    "MULTICAST_JOIN", "MULTICAST_ERROR", "ADDR_CHANGE", "TIMEWAIT_EXIT"};
+
+// enum ibv_wc_status (verbs.h) in value order: kWcStatusNames[i] has value i.
+inline constexpr std::array<std::string_view, 22> kWcStatusNames{
+    "IBV_WC_SUCCESS",         "IBV_WC_LOC_LEN_ERR",   "IBV_WC_LOC_QP_OP_ERR",    "IBV_WC_LOC_EEC_OP_ERR",
+    "IBV_WC_LOC_PROT_ERR",    "IBV_WC_WR_FLUSH_ERR",  "IBV_WC_MW_BIND_ERR",      "IBV_WC_BAD_RESP_ERR",
+    "IBV_WC_LOC_ACCESS_ERR",  "IBV_WC_REM_INV_REQ_ERR", "IBV_WC_REM_ACCESS_ERR", "IBV_WC_REM_OP_ERR",
+    "IBV_WC_RETRY_EXC_ERR",   "IBV_WC_RNR_RETRY_EXC_ERR", "IBV_WC_LOC_RDD_VIOL_ERR", "IBV_WC_REM_INV_RD_REQ_ERR",
+    "IBV_WC_REM_ABORT_ERR",   "IBV_WC_INV_EECN_ERR",  "IBV_WC_INV_EEC_STATE_ERR", "IBV_WC_FATAL_ERR",
+    "IBV_WC_RESP_TIMEOUT_ERR", "IBV_WC_GENERAL_ERR"};
+
+// enum ibv_wc_opcode (verbs.h): the send-side opcodes and IBV_WC_RECV (the values are not contiguous).
+inline constexpr std::array<std::string_view, 7> kWcOpcodeNames{
+    "IBV_WC_SEND", "IBV_WC_RDMA_WRITE", "IBV_WC_RDMA_READ", "IBV_WC_COMP_SWAP", "IBV_WC_FETCH_ADD",
+    "IBV_WC_RECV", "IBV_WC_RECV_RDMA_WITH_IMM"};
+
+// enum ibv_wr_opcode (verbs.h) that replay posts.
+inline constexpr std::array<std::string_view, 3> kWrOpcodeNames{"IBV_WR_SEND", "IBV_WR_RDMA_WRITE",
+                                                                 "IBV_WR_RDMA_READ"};
+
+// enum ibv_qp_state (verbs.h) without the IBV_QPS_ prefix, in value order.
+inline constexpr std::array<std::string_view, 7> kQpStateNames{"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR"};
+
+// The vocabulary as the type checker takes it (lang::typecheck): kReplayOps and the name lists above.
+const lang::ReplayVocabulary& replay_vocabulary();
+
+}  // namespace qpcheck::verbs

@@ -1,0 +1,47 @@
+#include "verbs_backend/replay_ops.h"
+
+#include <doctest/doctest.h>
+
+#include <map>
+#include <set>
+#include <string>
+
+namespace qpcheck::verbs {
+namespace {
+
+TEST_CASE("replay_ops: one id per operation name, every id used, and the vocabulary finds every form") {
+  std::map<std::string_view, int> id_of;
+  std::set<int> ids;
+  for (const lang::ReplayOpSpec& op : kReplayOps) {
+    auto [it, fresh] = id_of.emplace(op.name, op.id);
+    CHECK_MESSAGE(it->second == op.id, "forms of ", std::string(op.name), " have different ids");
+    if (fresh) CHECK_MESSAGE(ids.insert(op.id).second, "two operations share id ", op.id);
+    CHECK(replay_vocabulary().find(op.name, op.arity) == &op);
+  }
+  // The ids are exactly ReplayOpId's enumerators 0..kExpectSrqRecv, each named by the table.
+  CHECK(ids.size() == static_cast<size_t>(op(ReplayOpId::kExpectSrqRecv)) + 1);
+  CHECK(*ids.begin() == 0);
+  CHECK(*ids.rbegin() == op(ReplayOpId::kExpectSrqRecv));
+  CHECK(id_of.at("connect") == op(ReplayOpId::kConnect));
+  CHECK(id_of.at("expect_no_completion") == op(ReplayOpId::kExpectNoCompletion));
+  CHECK(replay_vocabulary().find("connect", 3) == nullptr);
+  CHECK(replay_vocabulary().find("no_such_op") == nullptr);
+}
+
+TEST_CASE("replay_ops: enum arguments are checked against rdma-core's names, without their prefix") {
+  const lang::ReplayVocabulary& v = replay_vocabulary();
+  CHECK(v.known(lang::ReplayArg::kCmEvent, "ESTABLISHED"));
+  CHECK(!v.known(lang::ReplayArg::kCmEvent, "RDMA_CM_EVENT_ESTABLISHED"));
+  CHECK(v.known(lang::ReplayArg::kWcStatus, "IBV_WC_RNR_RETRY_EXC_ERR"));
+  CHECK(v.known(lang::ReplayArg::kQpState, "RTS"));
+  CHECK(!v.known(lang::ReplayArg::kQpState, "READY"));
+  CHECK(v.known(lang::ReplayArg::kWrOpcode, "IBV_WR_RDMA_READ"));
+  CHECK(!v.known(lang::ReplayArg::kWrOpcode, "IBV_WR_ATOMIC_CMP_AND_SWP"));
+  CHECK(!v.known(lang::ReplayArg::kCount, "1"));  // not an enum kind
+  // enum ibv_wc_status in value order (verbs.h): the index is the value the device reports.
+  CHECK(kWcStatusNames[5] == "IBV_WC_WR_FLUSH_ERR");
+  CHECK(kWcStatusNames[13] == "IBV_WC_RNR_RETRY_EXC_ERR");
+}
+
+}  // namespace
+}  // namespace qpcheck::verbs
