@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <z3++.h>
 
+#include "checker/explore/explorer.h"
 #include "checker/model/eval.h"
 #include "checker/symbolic/encode.h"
 #include "checker/symbolic/family.h"

@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "checker/explore/explorer.h"
+#include "checker/model/check_result.h"
 #include "checker/model/transition_system.h"
 
 namespace qpcheck::symbolic {

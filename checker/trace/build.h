@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "checker/explore/explorer.h"
+#include "checker/model/check_result.h"
 #include "checker/model/transition_system.h"
 #include "checker/trace/trace.h"
 
