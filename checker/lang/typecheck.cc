@@ -1,9 +1,12 @@
 #include "checker/lang/typecheck.h"
 
+#include "checker/lang/control_flow.h"
 #include "checker/lang/nesting.h"
 #include "checker/model/eval.h"
+#include "checker/lang/replay_clauses.h"
 #include "checker/lang/replay_ops.h"
 #include "checker/lang/resolve.h"
+#include "checker/lang/typecheck_params.h"
 
 #include <algorithm>
 #include <cctype>
@@ -74,23 +77,10 @@ struct ProcessInfo {
   std::map<std::string, int> label_pc;  // label -> pc value (same for every instance)
 };
 
-// Process control-flow graph node (before folding into steps).
-struct Node {
-  enum class K { kStep, kBranch, kChoice, kJump, kEnd } k = K::kEnd;
-  Span span;
-  model::Step* step = nullptr;  // kStep
-  int next = -1;                // kStep: next node; kJump: target
-  const model::Expr* cond = nullptr;  // kBranch
-  int then_n = -1, else_n = -1;       // kBranch
-  std::vector<int> alts;              // kChoice
-  std::string goto_label;             // kJump with an unresolved label
-  Span goto_span;
-};
-
-class Checker {
+class Checker : private StepChecker {
  public:
-  Checker(const SourceManager& sources, const ParamOverrides& overrides)
-      : sources_(sources), param_overrides_(overrides), m_(std::make_unique<model::Model>()) {
+  Checker(const SourceManager& sources, const ParamOverrides& overrides, const ReplayVocabulary& vocabulary)
+      : sources_(sources), param_overrides_(overrides), vocabulary_(vocabulary), m_(std::make_unique<model::Model>()) {
     m_->sources = &sources;
     bool_ = new_type(TypeKind::kBool, 0, 1);
     Type* i = new_type(TypeKind::kInt, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max());
@@ -100,68 +90,26 @@ class Checker {
 
   Compiled run(const Program& program) {
     graph_ = std::make_unique<ImportGraph>(program, sources_);
-    main_file_ = program.main_file;
     index_names(program);
     // `set` lines take effect before any declaration (a library's types may depend on its params); the command
     // line's --param values come after them and win. Each names the param its file sees by that name.
-    for (const Decl* d : program.decls) {
-      if (d->kind != DeclKind::kSet) continue;
-      current_file_ = d->span.file;
-      int target = graph_->resolve(d->name, current_file_, param_files_[d->name.name],
-                                   [&](int f) { return where(param_spans_.at({f, d->name.name})); });
-      std::string written = qualified(d->name);
-      for (const Setting& s : settings_) {
-        if (s.name == d->name.name && s.target == target) {
-          error(d->span, fmt::format("parameter '{}' is already set at {}", written, where(s.decl->span)));
-        }
-      }
-      settings_.push_back(Setting{written, d->name.name, d->path, d, target});
-    }
-    for (const auto& [name, value] : param_overrides_) {
-      // Not a structured binding: the lambda below captures `plain` (clang 14, which builds the fuzzers, refuses that).
-      const std::pair<std::string, std::string> split = split_qualified(name);
-      const std::string& module = split.first;
-      const std::string& plain = split.second;
-      int target = -1;
-      try {
-        target = graph_->resolve_usage(module, plain, main_file_, param_files_[plain],
-                                       [&](int f) { return where(param_spans_.at({f, plain})); });
-      } catch (const UsageError& e) {
-        throw UsageError(fmt::format("--param {}={}: {}", name, value, e.what()));
-      }
-      settings_.push_back(Setting{name, plain, value, nullptr, target});
-    }
+    params_.collect(program, param_overrides_, *graph_);
     collect_property_choices(program);
     collect_type_overrides(program);
     for (const Decl* d : program.decls) declare(d);
-    for (const Setting& s : settings_) {
-      if (s.used) continue;
-      const Symbol* sym = s.target >= 0 ? symbol_in(s.target, s.name) : nullptr;
-      std::string retired = sym && sym->kind == Symbol::Kind::kRetired
-                                ? fmt::format("'{}' is retired (at {}): {}", s.written, where(sym->span), sym->message)
-                                : "";
-      if (s.decl != nullptr) {
-        if (!retired.empty()) error(s.decl->name.span, fmt::format("'set {}': {}", s.written, retired));
-        error(s.decl->name.span, fmt::format("'set {}': the spec declares no parameter '{}'", s.written, s.written));
-      }
-      if (!retired.empty()) throw UsageError(fmt::format("--param {}={}: {}", s.written, s.value, retired));
-    }
+    params_.check_retired_and_unknown_sets([this](int file, const std::string& name) {
+      const Symbol* sym = symbol_in(file, name);
+      return sym && sym->kind == Symbol::Kind::kRetired
+                 ? std::optional<ParamSettings::Retirement>({sym->span, sym->message})
+                 : std::nullopt;
+    });
     if (m_->processes.empty() && m_->rules.empty()) {
       Span s{program.main_file, 0, 0};
       throw SpecError(s, "the spec declares no process and no rule: there is nothing to explore");
     }
     finish_property_choices(program);
     Compiled c;
-    for (const Setting& s : settings_) {
-      if (s.decl != nullptr) continue;
-      if (!s.used) {
-        std::string known;
-        for (const auto& p : m_->params) known += (known.empty() ? "" : ", ") + p.first;
-        throw UsageError(fmt::format("unknown parameter '{}' in --param {}={} (the spec declares: {})", s.written,
-                                     s.written, s.value, known.empty() ? "no parameters" : known));
-      }
-      c.param_targets.push_back(s.matched);
-    }
+    c.param_targets = params_.targets(m_->params);
     check_nesting(*m_);  // every later phase recurses through calls: bounded here once
     c.model = std::move(m_);
     c.warnings = std::move(warnings_);
@@ -171,7 +119,7 @@ class Checker {
  private:
   // ---------------------------------------------------------------- helpers
   [[noreturn]] void error(Span span, std::string message) { throw SpecError(span, std::move(message)); }
-  void warn(Span span, std::string message) {
+  void warn(Span span, std::string message) override {
     for (const Diagnostic& w : warnings_) {
       if (w.span.file == span.file && w.span.begin == span.begin && w.message == message) return;
     }
@@ -367,8 +315,7 @@ class Checker {
       switch (d->kind) {
         case DeclKind::kParam:
         case DeclKind::kRetired:
-          add(param_files_);
-          param_spans_.emplace(std::make_pair(f, n), d->name.span);
+          params_.index(*d);
           if (d->kind == DeclKind::kParam) kind_files_[{"param", n}].insert(f);
           break;
         case DeclKind::kType:
@@ -679,17 +626,8 @@ class Checker {
     walk(x);
     return out;
   }
-  // "set by param max_recv = 4: raise it with --param max_recv=N" (or "change ... with" for a lower bound).
   std::string bound_note(const std::vector<std::string>& params, bool raise) const {
-    if (params.empty()) return "";
-    std::string names, flags;
-    for (size_t i = 0; i < params.size(); ++i) {
-      const char* sep = i == 0 ? "" : i + 1 == params.size() ? " and " : ", ";
-      names += fmt::format("{}{} = {}", sep, params[i], param_values_.at(params[i]));
-      flags += fmt::format("{}--param {}=N", i == 0 ? "" : ", ", params[i]);
-    }
-    return fmt::format("set by param{} {}: {} {} with {}", params.size() == 1 ? "" : "s", names,
-                       raise ? "raise" : "change", params.size() == 1 ? "it" : "them", flags);
+    return params_.bound_note(params, raise);
   }
 
   // ---------------------------------------------------------------- types
@@ -1114,23 +1052,8 @@ class Checker {
     const model::Expr* def = expr(d->value);
     if (def->op != Op::kConst) error(d->value->span, "a parameter's default must be a constant expression");
     expect_compatible(t, def, fmt::format("parameter '{}'", d->name.name));
-    int64_t v = def->value;
     std::string shown = display("param", d->name.name);
-    for (Setting& s : settings_) {
-      if (s.name != d->name.name || s.target != current_file_) continue;
-      s.used = true;
-      if (s.decl == nullptr) {
-        s.matched = shown;
-        v = parse_override(s.written, t, s.value);
-      } else {
-        try {
-          v = parse_override(s.written, t, s.value);
-        } catch (const UsageError& e) {
-          error(s.decl->index.span, fmt::format("set {} = {}: {}", s.written, s.value,
-                                               std::string(e.what()).substr(std::string(e.what()).find(": ") + 2)));
-        }
-      }
-    }
+    int64_t v = params_.value(*d, current_file_, shown, t, def->value);
     Symbol s;
     s.kind = Symbol::Kind::kConst;
     s.is_param = true;
@@ -1139,40 +1062,6 @@ class Checker {
     s.from_params.push_back(shown);
     define(d->name, s);
     m_->params.emplace_back(shown, model::render_scalar(t, v));
-    param_values_[shown] = model::render_scalar(t, v);
-  }
-
-  int64_t parse_override(const std::string& name, const Type* t, const std::string& text) {
-    auto bad = [&](const std::string& why) -> int64_t {
-      throw UsageError(fmt::format("--param {}={}: {}", name, text, why));
-    };
-    switch (t->kind) {
-      case TypeKind::kBool:
-        if (text == "true") return 1;
-        if (text == "false") return 0;
-        return bad("expected true or false");
-      case TypeKind::kEnum:
-        for (size_t i = 0; i < t->constants.size(); ++i) {
-          if (t->constants[i] == text) return static_cast<int64_t>(i);
-        }
-        {
-          std::string all;
-          for (const std::string& c : t->constants) all += (all.empty() ? "" : ", ") + c;
-          return bad(fmt::format("expected one of {}", all));
-        }
-      default: {
-        size_t pos = 0;
-        int64_t v = 0;
-        try {
-          v = std::stoll(text, &pos);
-        } catch (...) {
-          pos = 0;
-        }
-        if (pos == 0 || pos != text.size()) return bad(fmt::format("expected an integer in {}", model::type_name(t)));
-        if (v < t->lo || v > t->hi) return bad(fmt::format("value out of range {}", model::type_name(t)));
-        return v;
-      }
-    }
   }
 
   void declare_params_as_frames(const std::vector<Param>& params, std::vector<std::string>* names,
@@ -1228,115 +1117,10 @@ class Checker {
     here(d->name.name).compiling = false;
   }
 
-  // Checks one `replay OP(args)` against the vocabulary (replay_ops.h): a known operation, its arity, and each
-  // argument a parameter of the procedure or a constant of the kind the operation needs.
+  // One `replay OP(args)` clause, checked against the vocabulary typecheck() was handed (replay_clauses.h); its
+  // arguments are expressions in the procedure's scope.
   model::ReplayOp replay_op(const ReplayCall& c) {
-    if (!find_replay_op(c.op.name)) {
-      std::string all;
-      for (const ReplayOpSpec& o : kReplayOps) {
-        if (all.find(fmt::format(" {},", o.name)) == std::string::npos) all += fmt::format(" {},", o.name);
-      }
-      all.pop_back();
-      error(c.op.span, fmt::format("unknown replay operation '{}' (known:{})", c.op.name, all));
-    }
-    const ReplayOpSpec* spec = find_replay_op(c.op.name, static_cast<int>(c.args.size()));
-    if (!spec) {
-      std::string arities;
-      for (const ReplayOpSpec& o : kReplayOps) {
-        if (o.name == c.op.name) arities += fmt::format("{}{}", arities.empty() ? "" : " or ", o.arity);
-      }
-      error(c.span, fmt::format("replay operation '{}' takes {} argument{}, found {}", c.op.name, arities,
-                                arities == "1" ? "" : "s", c.args.size()));
-    }
-    model::ReplayOp op;
-    op.op = c.op.name;
-    op.span = c.span;
-    for (size_t i = 0; i < c.args.size(); ++i) {
-      const model::Expr* a = expr(c.args[i]);
-      if (a->op != Op::kConst && a->op != Op::kFrame) {
-        error(c.args[i]->span, "a replay argument must be a parameter of the procedure, a param, a const or a "
-                               "constant (it is evaluated when the trace is written)");
-      }
-      const Type* t = a->type;
-      auto describe = [&](const model::Expr* x) {
-        return x->op == Op::kConst && x->type->kind == TypeKind::kInt ? std::to_string(x->value)
-                                                                      : model::type_name(x->type);
-      };
-      auto enum_names = [&]() { return t->kind == TypeKind::kEnum ? t->constants : std::vector<std::string>{}; };
-      auto has = [&](const std::string& n) {
-        for (const std::string& k : enum_names()) {
-          if (k == n) return true;
-        }
-        return false;
-      };
-      // An integer argument in lo..hi: a constant in range, or a parameter whose type lies within it.
-      auto integer = [&](int64_t lo, int64_t hi, const char* what) {
-        if (t->kind != TypeKind::kInt ||
-            (a->op == Op::kConst ? a->value < lo || a->value > hi : t->lo < lo || t->hi > hi)) {
-          std::string range = hi == INT32_MAX ? fmt::format(">= {}", lo) : fmt::format("in {}..{}", lo, hi);
-          error(c.args[i]->span, fmt::format("argument {} of '{}' is {}: expected an integer {}, found {}", i + 1,
-                                             spec->name, what, range, describe(a)));
-        }
-      };
-      // An enum argument whose constant (when it is one) or every constant (a parameter) is a known NAME.
-      auto named = [&](const char* what, const char* names, bool (*known)(std::string_view), bool every) {
-        if (t->kind != TypeKind::kEnum) {
-          error(c.args[i]->span, fmt::format("argument {} of '{}' is {}: expected an enum, found {}", i + 1,
-                                             spec->name, what, model::type_name(t)));
-        }
-        if (a->op == Op::kConst && !known(t->constants[a->value])) {
-          error(c.args[i]->span, fmt::format("{} is not {}", t->constants[a->value], names));
-        }
-        if (every && a->op != Op::kConst) {
-          for (const std::string& k : t->constants) {
-            if (!known(k)) error(c.args[i]->span, fmt::format("enum {} has constant {}, not {}", t->name, k, names));
-          }
-        }
-      };
-      switch (spec->args[i]) {
-        case ReplayArg::kEndpoint:
-          if (t->kind != TypeKind::kEnum ||
-              !(t->families.empty() ? has("ACTIVE") && has("PASSIVE")
-                                    : t->families.size() == 2 && t->families[0] == "ACTIVE" &&
-                                          t->families[1] == "PASSIVE")) {
-            error(c.args[i]->span, fmt::format("argument {} of '{}' is an endpoint: expected an enum with constants "
-                                               "ACTIVE and PASSIVE, found {}", i + 1, spec->name, model::type_name(t)));
-          }
-          break;
-        case ReplayArg::kCount: integer(1, INT32_MAX, "a number of work requests"); break;
-        case ReplayArg::kRetry: integer(0, 7, "a conn_param retry count"); break;
-        case ReplayArg::kDepth: integer(0, 255, "a conn_param initiator_depth / responder_resources"); break;
-        case ReplayArg::kSrq: integer(0, 15, "a shared receive queue"); break;
-        case ReplayArg::kCmEvent:
-          if (t->kind != TypeKind::kEnum) {
-            error(c.args[i]->span, fmt::format("argument {} of '{}' is a CM event: expected an enum, found {}", i + 1,
-                                               spec->name, model::type_name(t)));
-          }
-          for (const std::string& k : t->constants) {
-            if (!known_cm_event(k)) {
-              error(c.args[i]->span, fmt::format("enum {} has constant {}, not an RDMA_CM_EVENT_* name (rdma_cma.h)",
-                                                 t->name, k));
-            }
-          }
-          break;
-        case ReplayArg::kWcStatus:
-          named("a completion status", "an IBV_WC_* status (verbs.h)", known_wc_status, false);
-          break;
-        case ReplayArg::kWcOpcode:
-          named("a completion opcode", "an IBV_WC_* opcode (verbs.h: enum ibv_wc_opcode)", known_wc_opcode, false);
-          break;
-        case ReplayArg::kWrOpcode:
-          named("a work request opcode", "an IBV_WR_* opcode that replay posts (IBV_WR_SEND, IBV_WR_RDMA_WRITE, "
-                "IBV_WR_RDMA_READ)", known_wr_opcode, true);
-          break;
-        case ReplayArg::kQpState:
-          named("a QP state", "a QP state (RESET, INIT, RTR, RTS, SQD, SQE, ERR: enum ibv_qp_state)", known_qp_state,
-                false);
-          break;
-      }
-      op.args.push_back(a);
-    }
-    return op;
+    return check_replay_clause(c, vocabulary_, [this](const Expr* a) { return expr(a); });
   }
 
   void declare_rule(const Decl* d) {
@@ -1430,239 +1214,25 @@ class Checker {
     }
     std::vector<const Stmt*> body(d->body.begin() + first_stmt, d->body.end());
 
-    nodes_.clear();
-    labels_.clear();
-    end_label_nodes_.clear();
-    std::map<std::string, Span> seen_labels;
-    check_labels(body, seen_labels);
-    int end = add_node(Node{Node::K::kEnd, d->span});
-    int entry = block(body, end, -1);
-    for (Node& n : nodes_) {
-      if (n.k == Node::K::kJump && !n.goto_label.empty()) {
-        auto it = labels_.find(n.goto_label);
-        if (it == labels_.end()) error(n.goto_span, fmt::format("goto to unknown label '{}'", n.goto_label));
-        n.next = it->second;
-      }
-    }
-    // Stored program counters: the entry, every step's continuation, every label; jumps resolved away.
-    std::vector<int> pc_of(nodes_.size(), -1);
-    std::vector<int> pc_node;
-    auto pc = [&](int node) {
-      int c = canonical(node);
-      if (pc_of[c] < 0) {
-        pc_of[c] = static_cast<int>(pc_node.size());
-        pc_node.push_back(c);
-      }
-      return pc_of[c];
-    };
-    end_nodes_.clear();
-    for (int n : end_label_nodes_) end_nodes_.insert(canonical(n));
-    int entry_pc = pc(entry);
-    for (const auto& [name, node] : labels_) info.label_pc[name] = pc(node);
-    // pc_node grows while edges are expanded: every continuation becomes a stored program counter.
-    for (size_t i = 0; i < pc_node.size(); ++i) {
-      std::vector<const model::Expr*> conds;
-      std::set<int> visiting;
-      std::vector<model::Edge> edges;
-      std::vector<std::vector<const model::Expr*>> ends;
-      expand(pc_node[i], conds, visiting, edges, ends);
-      for (model::Edge& e : edges) {
-        model::Step* st = const_cast<model::Step*>(e.step);
-        st->next_pc = pc(step_next_[st]);
-      }
-      pi.edges.push_back(std::move(edges));
-      bool always = false;
-      for (const auto& c : ends) always = always || c.empty();
-      pi.valid_end.push_back(always);
-      pi.end_conds.push_back(always ? decltype(ends){} : std::move(ends));
-    }
-    pi.pc_names.assign(pc_node.size(), "");
-    for (size_t i = 0; i < pc_node.size(); ++i) {
-      const Node& n = nodes_[pc_node[i]];
-      pi.pc_spans.push_back(n.span);
-      if (n.k == Node::K::kEnd) pi.pc_names[i] = "end";
-      else pi.pc_names[i] = fmt::format("line {}", sources_.line_col(n.span).first);
-    }
-    for (const auto& [name, node] : labels_) pi.pc_names[pc_of[canonical(node)]] = name;
-    m_->slots[pi.pc_slot].hi = static_cast<int64_t>(pc_node.size()) - 1;
-    m_->initial[pi.pc_slot] = entry_pc;
-  }
-
-  // Duplicate labels, reported at the second one in source order (the graph is built back to front).
-  void check_labels(const std::vector<const Stmt*>& stmts, std::map<std::string, Span>& seen) {
-    for (const Stmt* s : stmts) {
-      if (s->kind == StmtKind::kLabel) {
-        auto [it, fresh] = seen.emplace(s->name.name, s->name.span);
-        if (!fresh) {
-          error(s->name.span, fmt::format("duplicate label '{}' (first at {})", s->name.name, where(it->second)));
-        }
-      }
-      check_labels(std::vector<const Stmt*>(s->body.begin(), s->body.end()), seen);
-      check_labels(std::vector<const Stmt*>(s->else_body.begin(), s->else_body.end()), seen);
-      for (const auto& alt : s->alternatives) check_labels(std::vector<const Stmt*>(alt.begin(), alt.end()), seen);
-    }
-  }
-
-  int add_node(Node n) {
-    nodes_.push_back(std::move(n));
-    return static_cast<int>(nodes_.size()) - 1;
-  }
-
-  int canonical(int node) {
-    std::set<int> seen;
-    while (nodes_[node].k == Node::K::kJump) {
-      if (!seen.insert(node).second) error(nodes_[node].span, "a loop of gotos/breaks that never takes a step");
-      node = nodes_[node].next;
-    }
-    return node;
-  }
-
-  // Collects the steps enabled at `node`, folding branch conditions into each edge.
-  // Also records in `ends` the conditions under which control reaches the end of the body or an `end` label: a
-  // process standing here while one of them holds has terminated (or is at a valid end state).
-  void expand(int node, std::vector<const model::Expr*>& conds, std::set<int>& visiting,
-              std::vector<model::Edge>& out, std::vector<std::vector<const model::Expr*>>& ends) {
-    node = canonical(node);
-    const Node& n = nodes_[node];
-    if (n.k == Node::K::kEnd || end_nodes_.count(node)) ends.push_back(conds);
-    switch (n.k) {
-      case Node::K::kEnd: return;
-      case Node::K::kStep: out.push_back(model::Edge{conds, n.step}); return;
-      case Node::K::kJump: return;
-      case Node::K::kBranch:
-      case Node::K::kChoice: {
-        if (!visiting.insert(node).second) {
-          error(n.span, "this loop can go round without taking a step (add an await or a statement)");
-        }
-        if (n.k == Node::K::kBranch) {
-          conds.push_back(n.cond);
-          expand(n.then_n, conds, visiting, out, ends);
-          conds.back() = negate(n.cond);
-          expand(n.else_n, conds, visiting, out, ends);
-          conds.pop_back();
-        } else {
-          for (int a : n.alts) expand(a, conds, visiting, out, ends);
-        }
-        visiting.erase(node);
-        return;
-      }
-    }
-  }
-
-  const model::Expr* negate(const model::Expr* c) {
-    if (c->op == Op::kConst) return constant(!c->value, bool_, c->span);
-    model::Expr* e = new_expr(Op::kNot, bool_, c->span);
-    e->a = c;
-    return e;
-  }
-
-  // Compiles a process-level statement list ending at node `next`; returns the entry node.
-  int block(const std::vector<const Stmt*>& stmts, int next, int break_target) {
-    // Unreachable: a statement right after goto/break that is not labelled.
-    for (size_t i = 0; i + 1 < stmts.size(); ++i) {
-      if ((stmts[i]->kind == StmtKind::kGoto || stmts[i]->kind == StmtKind::kBreak) &&
-          stmts[i + 1]->kind != StmtKind::kLabel) {
-        warn(stmts[i + 1]->span, "unreachable statement: it follows a goto/break and has no label");
-      }
-    }
-    int entry = next;
-    for (size_t i = stmts.size(); i-- > 0;) entry = statement(stmts[i], entry, break_target);
-    return entry;
-  }
-  int block(const std::vector<Stmt*>& stmts, int next, int break_target) {
-    return block(std::vector<const Stmt*>(stmts.begin(), stmts.end()), next, break_target);
-  }
-
-  int step_node(const Stmt* s, const model::Expr* guard, std::vector<const model::Stmt*> body, int next) {
-    model::Step& st = m_->steps.emplace_back();
-    st.span = s->span;
-    st.guard = guard;
-    st.body = std::move(body);
-    step_next_[&st] = next;
-    Node n{Node::K::kStep, s->span};
-    n.step = &st;
-    n.next = next;
-    return add_node(n);
-  }
-
-  int statement(const Stmt* s, int next, int break_target) {
-    switch (s->kind) {
-      case StmtKind::kLabel: {
-        // Duplicates were rejected by check_labels; gotos are resolved after the whole body is built.
-        int inner = statement(s->body[0], next, break_target);
-        labels_[s->name.name] = inner;
-        if (s->end_label) end_label_nodes_.insert(inner);
-        return inner;
-      }
-      case StmtKind::kAwait: {
-        const model::Expr* c = expr(s->expr);
-        expect_bool(c, "an await condition");
-        return step_node(s, c, {}, next);
-      }
-      case StmtKind::kWhen: {
-        const model::Expr* c = nullptr;
-        if (s->expr != nullptr) {
-          c = expr(s->expr);
-          expect_bool(c, "a when condition");
-        }
-        return step_node(s, c, atomic_block(s->body, "a when/atomic block"), next);
-      }
-      case StmtKind::kIf: {
-        const model::Expr* c = expr(s->expr);
-        expect_bool(c, "an if condition");
-        Node n{Node::K::kBranch, s->span};
-        n.cond = c;
-        n.then_n = block(s->body, next, break_target);
-        n.else_n = block(s->else_body, next, break_target);
-        return add_node(n);
-      }
-      case StmtKind::kWhile: {
-        const model::Expr* c = expr(s->expr);
-        expect_bool(c, "a while condition");
-        int w = add_node(Node{Node::K::kBranch, s->span});
-        int body = block(s->body, w, next);
-        nodes_[w].cond = c;
-        nodes_[w].then_n = body;
-        nodes_[w].else_n = next;
-        return w;
-      }
-      case StmtKind::kChoose: {
-        Node n{Node::K::kChoice, s->span};
-        for (const auto& alt : s->alternatives) n.alts.push_back(block(alt, next, break_target));
-        return add_node(n);
-      }
-      case StmtKind::kGoto: {
-        Node n{Node::K::kJump, s->span};
-        n.goto_label = s->name.name;
-        n.goto_span = s->name.span;
-        return add_node(n);
-      }
-      case StmtKind::kBreak: {
-        if (break_target < 0) error(s->span, "break outside a while loop");
-        Node n{Node::K::kJump, s->span};
-        n.next = break_target;
-        return add_node(n);
-      }
-      case StmtKind::kRequire:
-        error(s->span, "require is only allowed in atomic bodies (proc, rule, when, atomic); a process uses await");
-      case StmtKind::kFor:
-        error(s->span, "for loops are atomic; put this one inside a when/atomic block, a proc or a rule");
-      case StmtKind::kVar:
-        error(s->span, "local variables are declared at the start of a process body");
-      default:
-        return step_node(s, nullptr, {atomic_stmt(s, "a process")}, next);
-    }
+    compile_process_body(body, d->span, sources_, *this, *m_, pi, info.label_pc);
   }
 
   // ---------------------------------------------------------------- atomic statements
-  std::vector<const model::Stmt*> atomic_block(const std::vector<Stmt*>& stmts, const char* where) {
+  // ---------------------------------------------------------------- StepChecker (control_flow.h)
+  const model::Expr* condition(const Expr* e, const char* what) override {
+    const model::Expr* c = expr(e);
+    expect_bool(c, what);
+    return c;
+  }
+
+  std::vector<const model::Stmt*> atomic_block(const std::vector<Stmt*>& stmts, const char* where) override {
     std::vector<const model::Stmt*> out;
     ScopeGuard g(this);
     for (const Stmt* s : stmts) out.push_back(atomic_stmt(s, where));
     return out;
   }
 
-  const model::Stmt* atomic_stmt(const Stmt* s, const char* where_) {
+  const model::Stmt* atomic_stmt(const Stmt* s, const char* where_) override {
     auto not_here = [&](const char* what) -> const model::Stmt* {
       error(s->span, fmt::format("{} is not allowed inside {}: its body runs as one atomic step", what, where_));
     };
@@ -2147,15 +1717,6 @@ class Checker {
     return e;
   }
 
-  struct Setting {
-    std::string written;  // as written: "max_recv", "rdma::max_recv"
-    std::string name;     // the param's own name
-    std::string value;
-    const Decl* decl;     // the `set` declaration, or nullptr for --param
-    int target = -1;      // the file whose param it sets (-1: no file declares one by that name)
-    bool used = false;
-    std::string matched;  // --param: the display name of the param it set
-  };
   struct Disabled {
     const Decl* decl;
     Span span;            // the name in the `disable` declaration
@@ -2163,16 +1724,13 @@ class Checker {
   };
   const SourceManager& sources_;
   const ParamOverrides& param_overrides_;
-  std::vector<Setting> settings_;
+  const ReplayVocabulary& vocabulary_;
+  ParamSettings params_{sources_};
   Span current_decl_span_;
   std::unique_ptr<ImportGraph> graph_;
-  int main_file_ = -1;
   int current_file_ = -1;             // the file of the declaration being checked: names resolve from it
-  std::map<std::string, std::vector<int>> param_files_;  // files declaring a param (or retired name) by that name
-  std::map<std::pair<int, std::string>, Span> param_spans_;
   std::map<std::string, std::vector<int>> type_files_;   // files declaring a type by that name
   std::map<std::pair<std::string, std::string>, std::set<int>> kind_files_;  // (kind, name) -> declaring files
-  std::map<std::string, std::string> param_values_;      // display name -> value as rendered
   std::map<std::string, Disabled> disabled_;
   std::vector<std::string> disabled_order_;
   std::set<std::string> fail_names_;                     // every fail/assert property met
@@ -2191,18 +1749,16 @@ class Checker {
   std::map<const model::Fn*, const Type*> fn_result_;
   std::map<std::pair<const Type*, int64_t>, const model::Fn*> family_fns_;  // F(i) of each indexed family
   std::map<const Type*, const model::Fn*> index_fns_;                        // index(x) per indexed enum
-  // per process instance being compiled
-  std::vector<Node> nodes_;
-  std::map<std::string, int> labels_;
-  std::set<int> end_label_nodes_;
-  std::set<int> end_nodes_;  // canonical nodes of end labels
-  std::map<const model::Step*, int> step_next_;
 };
 
 }  // namespace
 
 Compiled typecheck(const Program& program, const SourceManager& sources, const ParamOverrides& params) {
-  return Checker(sources, params).run(program);
+  // The replay vocabulary: today the table of replay_ops.h (issue 17 moves it beside its implementation in
+  // verbs_backend, which will hand it in here).
+  const ReplayVocabulary vocabulary{kReplayOps, kCmEventNames, kWcStatusNames, kWcOpcodeNames, kWrOpcodeNames,
+                                    kQpStateNames};
+  return Checker(sources, params, vocabulary).run(program);
 }
 
 }  // namespace qpcheck::lang
