@@ -6,6 +6,7 @@
 #include "checker/lang/replay_clauses.h"
 #include "checker/lang/replay_ops.h"
 #include "checker/lang/resolve.h"
+#include "checker/lang/typecheck_names.h"
 #include "checker/lang/typecheck_params.h"
 
 #include <algorithm>
@@ -28,47 +29,6 @@ using model::SOp;
 using model::Type;
 using model::TypeKind;
 
-struct Symbol {
-  // kFamily: an indexed enum constant F of `enum { F[T], ... }`; `value` is its position among the families.
-  // kRetired: `retired NAME "message";`, an error wherever it is used.
-  enum class Kind { kConst, kFamily, kType, kVar, kFn, kProc, kProcess, kRetired };
-  Kind kind = Kind::kConst;
-  Span span;
-  int file = -1;       // the declaring file (its module)
-  const Type* type = nullptr;
-  int64_t value = 0;   // kConst
-  int64_t slot = 0;    // kVar: first slot
-  const model::Fn* fn = nullptr;
-  model::Proc* proc = nullptr;
-  int process = -1;    // kProcess: index into processes_
-  bool compiling = false;  // kFn/kProc: its own body is being compiled (recursion)
-  bool is_param = false;   // kConst declared by `param`
-  // kConst: the params its value is computed from (a param: itself), by display name, for Type::bound_note.
-  std::vector<std::string> from_params;
-  std::string message;     // kRetired
-};
-
-const char* kind_name(const Symbol& s) {
-  switch (s.kind) {
-    case Symbol::Kind::kConst: return s.is_param ? "parameter" : "constant";
-    case Symbol::Kind::kFamily: return "enum constant family";
-    case Symbol::Kind::kType: return "type";
-    case Symbol::Kind::kVar: return "variable";
-    case Symbol::Kind::kFn: return "function";
-    case Symbol::Kind::kProc: return "procedure";
-    case Symbol::Kind::kProcess: return "process";
-    case Symbol::Kind::kRetired: return "retired name";
-  }
-  return "name";
-}
-
-struct Local {
-  enum class Kind { kFrame, kConst, kSlot } kind = Kind::kFrame;
-  const Type* type = nullptr;
-  int64_t value = 0;  // frame index, constant, or slot
-  Span span;
-};
-
 struct ProcessInfo {
   std::string name;
   const Type* index_type = nullptr;  // nullptr: a single process
@@ -90,7 +50,10 @@ class Checker : private StepChecker {
 
   Compiled run(const Program& program) {
     graph_ = std::make_unique<ImportGraph>(program, sources_);
-    index_names(program);
+    names_.index(program, *graph_);
+    for (const Decl* d : program.decls) {
+      if (d->kind == DeclKind::kParam || d->kind == DeclKind::kRetired) params_.index(*d);
+    }
     // `set` lines take effect before any declaration (a library's types may depend on its params); the command
     // line's --param values come after them and win. Each names the param its file sees by that name.
     params_.collect(program, param_overrides_, *graph_);
@@ -98,7 +61,7 @@ class Checker : private StepChecker {
     collect_type_overrides(program);
     for (const Decl* d : program.decls) declare(d);
     params_.check_retired_and_unknown_sets([this](int file, const std::string& name) {
-      const Symbol* sym = symbol_in(file, name);
+      const Symbol* sym = names_.symbol_in(file, name);
       return sym && sym->kind == Symbol::Kind::kRetired
                  ? std::optional<ParamSettings::Retirement>({sym->span, sym->message})
                  : std::nullopt;
@@ -152,80 +115,6 @@ class Checker : private StepChecker {
   }
   int new_frame() { return m_->frame_size++; }
   std::string where(Span s) const { return sources_.location(s); }
-
-  // Declares a top-level name in the current file (its module). A file declares a name once; a name that a file it
-  // imports declares too is shadowed here, with a warning (resolve.h).
-  void define(const Ident& id, Symbol sym) {
-    std::map<int, Symbol>& by_file = globals_[id.name];
-    if (auto it = by_file.find(current_file_); it != by_file.end()) {
-      error(id.span, fmt::format("duplicate declaration of '{}' (first declared at {})", id.name,
-                                 where(it->second.span)));
-    }
-    if (sym.kind != Symbol::Kind::kRetired) {
-      for (const auto& [f, other] : by_file) {
-        if (f == current_file_ || !graph_->sees(current_file_, f) || other.kind == Symbol::Kind::kRetired) continue;
-        warn(id.span, fmt::format("'{}' shadows the {} '{}' of module {} ({}): in this file '{}' is this {}, while "
-                                  "{}'s own uses keep meaning its {}; write {}::{} to use that one here", id.name,
-                                  kind_name(other), id.name, graph_->module_name(f), where(other.span), id.name,
-                                  kind_name(sym), graph_->module_name(f), kind_name(other), graph_->module_name(f),
-                                  id.name));
-        break;
-      }
-    }
-    sym.span = id.span;
-    sym.file = current_file_;
-    by_file.emplace(current_file_, sym);
-  }
-  bool declared_here(const std::string& name) const {
-    auto it = globals_.find(name);
-    return it != globals_.end() && it->second.count(current_file_);
-  }
-  Symbol& here(const std::string& name) { return globals_.at(name).at(current_file_); }
-
-  // The top-level declaration `id` means in the current file (resolve.h), or nullptr. Throws SpecError for an
-  // ambiguous name, an unknown module and a retired name.
-  Symbol* lookup(const Ident& id) {
-    auto it = globals_.find(id.name);
-    if (it == globals_.end()) {
-      if (!id.module.empty()) graph_->module_file(id);  // an unknown module is reported as such
-      return nullptr;
-    }
-    std::vector<int> files;
-    for (const auto& [f, sym] : it->second) files.push_back(f);
-    int f = graph_->resolve(id, current_file_, files, [&](int file) { return where(it->second.at(file).span); });
-    if (f < 0) return nullptr;
-    Symbol& s = it->second.at(f);
-    if (s.kind == Symbol::Kind::kRetired) {
-      error(id.span, fmt::format("'{}' is retired (at {}): {}", id.name, where(s.span), s.message));
-    }
-    return &s;
-  }
-  // A local (unqualified names only) shadows every top-level declaration.
-  const Local* find_local(const Ident& id) const { return id.module.empty() ? find_local(id.name) : nullptr; }
-
-  // Looks a name up: innermost local scope first, then globals.
-  const Local* find_local(const std::string& name) const {
-    for (size_t i = scopes_.size(); i-- > 0;) {
-      auto it = scopes_[i].find(name);
-      if (it != scopes_[i].end()) return &it->second;
-    }
-    return nullptr;
-  }
-  void bind_local(const Ident& id, Local l) {
-    if (scopes_.empty()) scopes_.emplace_back();
-    auto& scope = scopes_.back();
-    if (scope.count(id.name)) {
-      error(id.span, fmt::format("duplicate declaration of '{}' (first declared at {})", id.name,
-                                 where(scope[id.name].span)));
-    }
-    l.span = id.span;
-    scope[id.name] = l;
-  }
-  struct ScopeGuard {
-    Checker* c;
-    explicit ScopeGuard(Checker* ch) : c(ch) { c->scopes_.emplace_back(); }
-    ~ScopeGuard() { c->scopes_.pop_back(); }
-  };
 
   static bool is_int(const Type* t) { return t->kind == TypeKind::kInt; }
   static bool is_bool(const Type* t) { return t->kind == TypeKind::kBool; }
@@ -287,76 +176,6 @@ class Checker : private StepChecker {
     return e->op == Op::kSlot || e->op == Op::kIndex || e->op == Op::kField || e->op == Op::kHead;
   }
 
-
-  // ---------------------------------------------------------------- modules (resolve.h)
-  std::string qualified(const Ident& id) const { return id.module.empty() ? id.name : id.module + "::" + id.name; }
-  const Symbol* symbol_in(int file, const std::string& name) const {
-    auto it = globals_.find(name);
-    if (it == globals_.end()) return nullptr;
-    auto f = it->second.find(file);
-    return f == it->second.end() ? nullptr : &f->second;
-  }
-  // The name a declaration of the current file is shown under: "module::name" when another file declares a `kind`
-  // ("var", "param", "process", "proc") of that name and this file is not the main one.
-  std::string display(const char* kind, const std::string& name) const {
-    auto it = kind_files_.find({kind, name});
-    return graph_->display(name, current_file_, it != kind_files_.end() && it->second.size() > 1);
-  }
-  // Before any declaration: which files declare which params (and retired names), types, and names of each
-  // displayed kind, so that `set`, --param, `override type` and display names can be resolved up front.
-  void index_names(const Program& program) {
-    for (const Decl* d : program.decls) {
-      int f = d->span.file;
-      const std::string& n = d->name.name;
-      auto add = [&](std::map<std::string, std::vector<int>>& m) {
-        std::vector<int>& files = m[n];
-        if (std::find(files.begin(), files.end(), f) == files.end()) files.push_back(f);
-      };
-      switch (d->kind) {
-        case DeclKind::kParam:
-        case DeclKind::kRetired:
-          params_.index(*d);
-          if (d->kind == DeclKind::kParam) kind_files_[{"param", n}].insert(f);
-          break;
-        case DeclKind::kType:
-          if (!d->is_override) add(type_files_);
-          break;
-        case DeclKind::kVar: kind_files_[{"var", n}].insert(f); break;
-        case DeclKind::kProcess: kind_files_[{"process", n}].insert(f); break;
-        case DeclKind::kProc:
-          if (!d->is_override) kind_files_[{"proc", n}].insert(f);
-          break;
-        default: break;
-      }
-    }
-  }
-
-  // The imported declaration an `override` names (never the current file's own).
-  Symbol* lookup_imported(const Ident& id, const char* what) {
-    if (id.module.empty() && declared_here(id.name)) {
-      error(id.span, fmt::format("'override {}' replaces a declaration of an imported file, but '{}' is declared in "
-                                 "this file (at {}): change that declaration instead", what, id.name,
-                                 where(here(id.name).span)));
-    }
-    auto it = globals_.find(id.name);
-    std::vector<int> files;
-    if (it != globals_.end()) {
-      for (const auto& [f, sym] : it->second) {
-        if (f != current_file_) files.push_back(f);
-      }
-    }
-    int f = files.empty() ? -1 : graph_->resolve(id, current_file_, files,
-                                                 [&](int file) { return where(it->second.at(file).span); });
-    if (f < 0 || f == current_file_) {
-      error(id.span, fmt::format("override {} '{}': no {} '{}' in the files this one imports", what, qualified(id),
-                                 what, id.name));
-    }
-    Symbol& sym = it->second.at(f);
-    if (sym.kind == Symbol::Kind::kRetired) {
-      error(id.span, fmt::format("'{}' is retired (at {}): {}", id.name, where(sym.span), sym.message));
-    }
-    return &sym;
-  }
 
   // ---------------------------------------------------------------- property choices (`disable`, `check`)
   void collect_property_choices(const Program& program) {
@@ -429,17 +248,17 @@ class Checker : private StepChecker {
   void collect_type_overrides(const Program& program) {
     for (const Decl* d : program.decls) {
       if (d->kind != DeclKind::kType || !d->is_override) continue;
-      current_file_ = d->span.file;
-      const std::vector<int>& all = type_files_[d->name.name];
-      if (d->name.module.empty() && std::find(all.begin(), all.end(), current_file_) != all.end()) {
+      names_.set_file(d->span.file);
+      const std::vector<int>& all = names_.type_files(d->name.name);
+      if (d->name.module.empty() && std::find(all.begin(), all.end(), names_.file()) != all.end()) {
         error(d->name.span, fmt::format("'override type' replaces a type of an imported file, but '{}' is declared in "
                                         "this file: change that declaration instead", d->name.name));
       }
       std::vector<int> files;
       for (int f : all) {
-        if (f != current_file_) files.push_back(f);
+        if (f != names_.file()) files.push_back(f);
       }
-      int target = graph_->resolve(d->name, current_file_, files, [&](int f) { return sources_.file(f).path; });
+      int target = graph_->resolve(d->name, names_.file(), files, [&](int f) { return sources_.file(f).path; });
       if (target < 0) {
         error(d->name.span, fmt::format("override type '{}': no type '{}' in the files this one imports",
                                         qualified(d->name), d->name.name));
@@ -455,7 +274,7 @@ class Checker : private StepChecker {
   // enum may be replaced by an enum that keeps its constants, in order, and adds others after them, so that
   // every use in the imported file stays valid.
   const TypeExpr* replacement_type(const Decl* d) {
-    auto it = type_overrides_.find({current_file_, d->name.name});
+    auto it = type_overrides_.find({names_.file(), d->name.name});
     if (it == type_overrides_.end()) return d->type;
     const Decl* ov = it->second;
     const TypeExpr* a = d->type;
@@ -510,13 +329,13 @@ class Checker : private StepChecker {
                                                    d->name.name, model::type_name(t), where(original),
                                                    model::type_name(types[i])));
       }
-      bind_local(d->params[i].name, Local{Local::Kind::kFrame, types[i], frames[i], {}});
+      names_.bind_local(d->params[i].name, Local{Local::Kind::kFrame, types[i], frames[i], {}});
     }
   }
   // `override proc`: the imported procedure keeps its identity (every call of it, in any file, runs the new body)
   // and gets this body, and this verbs label and replay clause when given.
   void override_proc(const Decl* d) {
-    Symbol* target = lookup_imported(d->name, "proc");
+    Symbol* target = names_.lookup_imported(d->name, "proc");
     if (target->kind != Symbol::Kind::kProc) {
       error(d->name.span, fmt::format("override proc '{}': '{}' (at {}) is a {}, not a procedure", d->name.name,
                                       d->name.name, where(target->span), kind_name(*target)));
@@ -526,7 +345,7 @@ class Checker : private StepChecker {
       error(d->name.span, fmt::format("procedure '{}' is already replaced by the override at {}", d->name.name,
                                       where(it->second)));
     }
-    ScopeGuard g(this);
+    Names::Scope g(names_);
     bind_override_params(d, p->param_types, p->param_frames, "proc", p->span);
     target->compiling = true;
     std::vector<model::ReplayOp> replay;
@@ -547,11 +366,11 @@ class Checker : private StepChecker {
     for (model::Rule& x : m_->rules) {
       if (x.name == d->name.name) r = &x;
     }
-    if (r == nullptr || r->span.file == current_file_ ||
-        !graph_->sees(d->name.module.empty() ? current_file_ : graph_->module_file(d->name), r->span.file)) {
+    if (r == nullptr || r->span.file == names_.file() ||
+        !graph_->sees(d->name.module.empty() ? names_.file() : graph_->module_file(d->name), r->span.file)) {
       error(d->name.span, fmt::format("override rule '{}': no rule '{}' in the files this one imports{}",
                                       qualified(d->name), d->name.name,
-                                      r != nullptr && r->span.file == current_file_
+                                      r != nullptr && r->span.file == names_.file()
                                           ? fmt::format(" (it is declared in this file, at {})", where(r->span))
                                           : ""));
     }
@@ -559,7 +378,7 @@ class Checker : private StepChecker {
       error(d->name.span, fmt::format("rule '{}' is already replaced by the override at {}", d->name.name,
                                       where(it->second)));
     }
-    ScopeGuard g(this);
+    Names::Scope g(names_);
     bind_override_params(d, r->param_types, r->param_frames, "rule", r->span);
     const model::Expr* guard = nullptr;
     if (d->guard != nullptr) {
@@ -576,8 +395,8 @@ class Checker : private StepChecker {
   }
   void override_invariant(const Decl* d) {
     auto known = invariant_spans_.find(d->name.name);
-    if (known == invariant_spans_.end() || known->second.file == current_file_ ||
-        !graph_->sees(current_file_, known->second.file)) {
+    if (known == invariant_spans_.end() || known->second.file == names_.file() ||
+        !graph_->sees(names_.file(), known->second.file)) {
       error(d->name.span, fmt::format("override invariant '{}': no invariant '{}' in the files this one imports",
                                       d->name.name, d->name.name));
     }
@@ -605,10 +424,10 @@ class Checker : private StepChecker {
     std::vector<std::string> out;
     std::function<void(const Expr*)> walk = [&](const Expr* e) {
       if (e == nullptr) return;
-      if (e->kind == ExprKind::kName && find_local(e->name) == nullptr) {
+      if (e->kind == ExprKind::kName && names_.find_local(e->name) == nullptr) {
         const Symbol* sym = nullptr;
         try {
-          sym = lookup(e->name);
+          sym = names_.lookup(e->name);
         } catch (const SpecError&) {
           sym = nullptr;  // reported where the expression is checked
         }
@@ -698,7 +517,7 @@ class Checker : private StepChecker {
       }
       case lang::TypeKind::kNamed: {
         const Ident& id = t->names[0];
-        const Symbol* sym = lookup(id);
+        const Symbol* sym = names_.lookup(id);
         if (sym == nullptr) error(id.span, fmt::format("unknown type '{}'", id.name));
         if (sym->kind != Symbol::Kind::kType) {
           error(id.span, fmt::format("'{}' is not a type (declared at {})", id.name, where(sym->span)));
@@ -753,7 +572,7 @@ class Checker : private StepChecker {
       s.kind = index ? Symbol::Kind::kFamily : Symbol::Kind::kConst;
       s.type = e;
       s.value = i;
-      define(t->names[i], s);
+      names_.define(t->names[i], s);
       if (index) e->families.push_back(t->names[i].name);
     }
     return e;
@@ -863,10 +682,10 @@ class Checker : private StepChecker {
         continue;
       }
       const Symbol* sym = nullptr;
-      if (module.empty() && find_local(plain) != nullptr) {
+      if (module.empty() && names_.find_local(plain) != nullptr) {
         sym = nullptr;
       } else {
-        sym = lookup(Ident{plain, span, module});
+        sym = names_.lookup(Ident{plain, span, module});
       }
       if (sym == nullptr || sym->kind != Symbol::Kind::kConst) {
         error(span, fmt::format("'{{{}}}' in a message: only a param or a const can be shown (its value is fixed when "
@@ -940,7 +759,7 @@ class Checker : private StepChecker {
   // ---------------------------------------------------------------- declarations
   void declare(const Decl* d) {
     current_decl_span_ = d->name.span.file >= 0 ? d->name.span : d->span;
-    current_file_ = d->span.file;
+    names_.set_file(d->span.file);
     switch (d->kind) {
       case DeclKind::kImport:
       case DeclKind::kSet:      // applied before any declaration (run)
@@ -952,7 +771,7 @@ class Checker : private StepChecker {
         Symbol s;
         s.kind = Symbol::Kind::kRetired;
         s.message = d->message;
-        define(d->name, s);
+        names_.define(d->name, s);
         m_->retired.push_back(model::Retired{d->name.name, d->message, d->name.span});
         return;
       }
@@ -965,19 +784,19 @@ class Checker : private StepChecker {
         s.type = is_int(e->type) ? int_ : e->type;
         s.value = e->value;
         s.from_params = params_in(d->value);
-        define(d->name, s);
+        names_.define(d->name, s);
         return;
       }
       case DeclKind::kType: {
         if (d->is_override) return finish_type_override(d);
-        if (declared_here(d->name.name)) {
+        if (names_.declared_here(d->name.name)) {
           error(d->name.span, fmt::format("duplicate declaration of '{}' (first declared at {})", d->name.name,
-                                          where(here(d->name.name).span)));
+                                          where(names_.here(d->name.name).span)));
         }
         Symbol s;
         s.kind = Symbol::Kind::kType;
         s.type = type(replacement_type(d), d->name.name);
-        define(d->name, s);
+        names_.define(d->name, s);
         return;
       }
       case DeclKind::kVar: {
@@ -1012,9 +831,9 @@ class Checker : private StepChecker {
         Symbol s;
         s.kind = Symbol::Kind::kVar;
         s.type = t;
-        if (declared_here(d->name.name)) define(d->name, s);  // reports the duplicate
-        s.slot = allocate(display("var", d->name.name), t, init, init_span);
-        define(d->name, s);
+        if (names_.declared_here(d->name.name)) names_.define(d->name, s);  // reports the duplicate
+        s.slot = allocate(names_.display("var", d->name.name), t, init, init_span);
+        names_.define(d->name, s);
         return;
       }
       case DeclKind::kFn: return declare_fn(d);
@@ -1052,15 +871,15 @@ class Checker : private StepChecker {
     const model::Expr* def = expr(d->value);
     if (def->op != Op::kConst) error(d->value->span, "a parameter's default must be a constant expression");
     expect_compatible(t, def, fmt::format("parameter '{}'", d->name.name));
-    std::string shown = display("param", d->name.name);
-    int64_t v = params_.value(*d, current_file_, shown, t, def->value);
+    std::string shown = names_.display("param", d->name.name);
+    int64_t v = params_.value(*d, names_.file(), shown, t, def->value);
     Symbol s;
     s.kind = Symbol::Kind::kConst;
     s.is_param = true;
     s.type = is_int(t) ? int_ : t;
     s.value = v;
     s.from_params.push_back(shown);
-    define(d->name, s);
+    names_.define(d->name, s);
     m_->params.emplace_back(shown, model::render_scalar(t, v));
   }
 
@@ -1073,7 +892,7 @@ class Checker : private StepChecker {
         error(p.type->span, fmt::format("{} parameters must be scalars (bool, a range or an enum)", what));
       }
       int f = new_frame();
-      bind_local(p.name, Local{Local::Kind::kFrame, t, f, {}});
+      names_.bind_local(p.name, Local{Local::Kind::kFrame, t, f, {}});
       if (names) names->push_back(p.name.name);
       frames->push_back(f);
       types->push_back(t);
@@ -1087,8 +906,8 @@ class Checker : private StepChecker {
     s.kind = Symbol::Kind::kFn;
     s.fn = &fn;
     s.compiling = true;
-    define(d->name, s);
-    ScopeGuard g(this);
+    names_.define(d->name, s);
+    Names::Scope g(names_);
     declare_params_as_frames(d->params, nullptr, &fn.param_frames, &fn.param_types, "function");
     const Type* result = type(d->type);
     if (!result->scalar()) error(d->type->span, "a function must return a scalar (bool, a range or an enum)");
@@ -1097,24 +916,24 @@ class Checker : private StepChecker {
     // The call expression's type is the declared result type; a body value outside it is a runtime error.
     fn_result_[&fn] = result;
     fn.body = body;
-    here(d->name.name).compiling = false;
+    names_.here(d->name.name).compiling = false;
   }
 
   void declare_proc(const Decl* d) {
     model::Proc& p = m_->procs.emplace_back();
-    p.name = display("proc", d->name.name);
+    p.name = names_.display("proc", d->name.name);
     p.verbs = d->verbs;
     p.span = d->span;
     Symbol s;
     s.kind = Symbol::Kind::kProc;
     s.proc = &p;
     s.compiling = true;
-    define(d->name, s);
-    ScopeGuard g(this);
+    names_.define(d->name, s);
+    Names::Scope g(names_);
     declare_params_as_frames(d->params, &p.param_names, &p.param_frames, &p.param_types, "procedure");
     for (const ReplayCall& c : d->replay) p.replay.push_back(replay_op(c));
     p.body = atomic_block(d->body, "a procedure");
-    here(d->name.name).compiling = false;
+    names_.here(d->name.name).compiling = false;
   }
 
   // One `replay OP(args)` clause, checked against the vocabulary typecheck() was handed (replay_clauses.h); its
@@ -1128,7 +947,7 @@ class Checker : private StepChecker {
       if (r.name == d->name.name) {
         // Rule names are global (actions in traces and coverage).
         error(d->name.span, fmt::format("duplicate rule '{}' (first declared at {}){}", r.name, where(r.span),
-                                        r.span.file == current_file_
+                                        r.span.file == names_.file()
                                             ? ""
                                             : ": rule names are global; to replace that rule write 'override rule "
                                               + r.name + "', to add one give it another name"));
@@ -1138,7 +957,7 @@ class Checker : private StepChecker {
     r.name = d->name.name;
     r.verbs = d->verbs;
     r.span = d->span;
-    ScopeGuard g(this);
+    Names::Scope g(names_);
     declare_params_as_frames(d->params, &r.param_names, &r.param_frames, &r.param_types, "rule");
     for (const Type* t : r.param_types) {
       r.instances *= t->count();
@@ -1157,7 +976,7 @@ class Checker : private StepChecker {
   // ---------------------------------------------------------------- processes
   void declare_process(const Decl* d) {
     ProcessInfo info;
-    info.name = display("process", d->name.name);
+    info.name = names_.display("process", d->name.name);
     std::vector<int64_t> index_values = {0};
     if (d->index_type != nullptr) {
       info.index_type = type(d->index_type);
@@ -1184,7 +1003,7 @@ class Checker : private StepChecker {
     Symbol s;
     s.kind = Symbol::Kind::kProcess;
     s.process = static_cast<int>(process_infos_.size());
-    define(d->name, s);
+    names_.define(d->name, s);
     process_infos_.push_back(info);
     for (size_t k = 0; k < index_values.size(); ++k) {
       compile_instance(d, process_infos_.back(), first_instance + static_cast<int>(k), index_values[k]);
@@ -1192,9 +1011,9 @@ class Checker : private StepChecker {
   }
 
   void compile_instance(const Decl* d, ProcessInfo& info, int instance, int64_t index_value) {
-    ScopeGuard g(this);
+    Names::Scope g(names_);
     if (info.index_type != nullptr) {
-      bind_local(d->index, Local{Local::Kind::kConst, info.index_type, index_value, {}});
+      names_.bind_local(d->index, Local{Local::Kind::kConst, info.index_type, index_value, {}});
     }
     model::ProcessInstance& pi = m_->processes[instance];
     // Local variables: declarations at the start of the body.
@@ -1210,7 +1029,7 @@ class Checker : private StepChecker {
         init = e->value;
       }
       int64_t slot = allocate(pi.name + "." + v->name.name, t, init, v->expr ? v->expr->span : v->span);
-      bind_local(v->name, Local{Local::Kind::kSlot, t, slot, {}});
+      names_.bind_local(v->name, Local{Local::Kind::kSlot, t, slot, {}});
     }
     std::vector<const Stmt*> body(d->body.begin() + first_stmt, d->body.end());
 
@@ -1227,7 +1046,7 @@ class Checker : private StepChecker {
 
   std::vector<const model::Stmt*> atomic_block(const std::vector<Stmt*>& stmts, const char* where) override {
     std::vector<const model::Stmt*> out;
-    ScopeGuard g(this);
+    Names::Scope g(names_);
     for (const Stmt* s : stmts) out.push_back(atomic_stmt(s, where));
     return out;
   }
@@ -1259,7 +1078,7 @@ class Checker : private StepChecker {
         return st;
       }
       case StmtKind::kFor: {
-        ScopeGuard g(this);
+        Names::Scope g(names_);
         const Type* t = type(s->type);
         if (!t->scalar()) error(s->type->span, "a for loop ranges over a range, an enum or bool");
         check_domain(t, s->type->span, "a for loop");
@@ -1267,7 +1086,7 @@ class Checker : private StepChecker {
         st->frame = new_frame();
         st->lo = t->lo;
         st->hi = t->hi;
-        bind_local(s->name, Local{Local::Kind::kFrame, t, st->frame, {}});
+        names_.bind_local(s->name, Local{Local::Kind::kFrame, t, st->frame, {}});
         st->body = atomic_block(s->body, where_);
         return st;
       }
@@ -1344,8 +1163,8 @@ class Checker : private StepChecker {
       }
       return st;
     }
-    if (find_local(call->name) == nullptr) {
-      const Symbol* sym = lookup(call->name);
+    if (names_.find_local(call->name) == nullptr) {
+      const Symbol* sym = names_.lookup(call->name);
       if (sym != nullptr && sym->kind == Symbol::Kind::kProc) {
         if (sym->compiling) {
           error(call->name.span, fmt::format("procedure '{}' calls itself; procedures may not recurse", name));
@@ -1431,8 +1250,8 @@ class Checker : private StepChecker {
         return fold(e);
       }
       case ExprKind::kIndex: {
-        if (x->a->kind == ExprKind::kName && find_local(x->a->name) == nullptr) {
-          const Symbol* fam = lookup(x->a->name);
+        if (x->a->kind == ExprKind::kName && names_.find_local(x->a->name) == nullptr) {
+          const Symbol* fam = names_.lookup(x->a->name);
           if (fam != nullptr && fam->kind == Symbol::Kind::kFamily) {
             return family_value(*fam, x->a->name.name, x->b, x->span);
           }
@@ -1484,7 +1303,7 @@ class Checker : private StepChecker {
       case ExprKind::kAt: return at_expr(x);
       case ExprKind::kForall:
       case ExprKind::kExists: {
-        ScopeGuard g(this);
+        Names::Scope g(names_);
         const Type* t = type(x->domain);
         if (!t->scalar()) error(x->domain->span, "a quantifier ranges over a range, an enum or bool");
         check_domain(t, x->domain->span, "a quantifier");
@@ -1492,7 +1311,7 @@ class Checker : private StepChecker {
         e->value = new_frame();
         e->lo = t->lo;
         e->count = t->count();
-        bind_local(x->name, Local{Local::Kind::kFrame, t, e->value, {}});
+        names_.bind_local(x->name, Local{Local::Kind::kFrame, t, e->value, {}});
         e->a = expr(x->a);
         expect_bool(e->a, "a quantifier's body");
         return e;
@@ -1503,7 +1322,7 @@ class Checker : private StepChecker {
 
   const model::Expr* name_expr(const Expr* x) {
     const std::string& n = x->name.name;
-    if (const Local* l = find_local(x->name)) {
+    if (const Local* l = names_.find_local(x->name)) {
       switch (l->kind) {
         case Local::Kind::kConst: return constant(l->value, l->type, x->span);
         case Local::Kind::kFrame: {
@@ -1518,7 +1337,7 @@ class Checker : private StepChecker {
         }
       }
     }
-    const Symbol* found = lookup(x->name);
+    const Symbol* found = names_.lookup(x->name);
     if (found == nullptr) error(x->span, fmt::format("unknown name '{}'", qualified(x->name)));
     const Symbol& s = *found;
     switch (s.kind) {
@@ -1541,7 +1360,7 @@ class Checker : private StepChecker {
       case Symbol::Kind::kProc: error(x->span, fmt::format("'{}' must be called with arguments: {}(...)", n, n));
       case Symbol::Kind::kProcess:
         error(x->span, fmt::format("'{}' is a process; use {}@LABEL to ask where it stands", n, n));
-      case Symbol::Kind::kRetired: break;  // lookup() reported it
+      case Symbol::Kind::kRetired: break;  // Names::lookup() reported it
     }
     error(x->span, "internal: unknown symbol");
   }
@@ -1618,8 +1437,8 @@ class Checker : private StepChecker {
       if (!is_location(q)) error(x->args[0]->span, fmt::format("{}() needs a variable", n));
       return q;
     };
-    const Symbol* callee = find_local(x->name) == nullptr ? lookup(x->name) : nullptr;
-    if (find_local(x->name) == nullptr && callee == nullptr) {
+    const Symbol* callee = names_.find_local(x->name) == nullptr ? names_.lookup(x->name) : nullptr;
+    if (names_.find_local(x->name) == nullptr && callee == nullptr) {
       if (!x->name.module.empty()) error(x->name.span, fmt::format("unknown function '{}'", qualified(x->name)));
       if (n == "len" || n == "empty" || n == "full") {
         nargs(1);
@@ -1685,7 +1504,7 @@ class Checker : private StepChecker {
       p = p->a;
     }
     if (p->kind != ExprKind::kName) error(p->span, "the left side of '@' must be a process name or P[index]");
-    const Symbol* sym = lookup(p->name);
+    const Symbol* sym = names_.lookup(p->name);
     if (sym == nullptr) error(p->span, fmt::format("unknown process '{}'", qualified(p->name)));
     if (sym->kind != Symbol::Kind::kProcess) {
       error(p->span, fmt::format("'{}' is not a process (declared at {})", p->name.name, where(sym->span)));
@@ -1728,9 +1547,7 @@ class Checker : private StepChecker {
   ParamSettings params_{sources_};
   Span current_decl_span_;
   std::unique_ptr<ImportGraph> graph_;
-  int current_file_ = -1;             // the file of the declaration being checked: names resolve from it
-  std::map<std::string, std::vector<int>> type_files_;   // files declaring a type by that name
-  std::map<std::pair<std::string, std::string>, std::set<int>> kind_files_;  // (kind, name) -> declaring files
+  Names names_{sources_, [this](Span span, std::string message) { warn(span, std::move(message)); }};
   std::map<std::string, Disabled> disabled_;
   std::vector<std::string> disabled_order_;
   std::set<std::string> fail_names_;                     // every fail/assert property met
@@ -1743,8 +1560,6 @@ class Checker : private StepChecker {
   std::vector<Diagnostic> warnings_;
   const Type* bool_;
   const Type* int_;
-  std::unordered_map<std::string, std::map<int, Symbol>> globals_;  // name -> declaring file -> symbol
-  std::vector<std::unordered_map<std::string, Local>> scopes_;
   std::vector<ProcessInfo> process_infos_;
   std::map<const model::Fn*, const Type*> fn_result_;
   std::map<std::pair<const Type*, int64_t>, const model::Fn*> family_fns_;  // F(i) of each indexed family
