@@ -91,8 +91,9 @@ int64_t ParamSettings::value(const Decl& d, int file, const std::string& shown, 
       try {
         v = parse_param_value(s.written, t, s.value);
       } catch (const UsageError& e) {
-        throw SpecError(s.decl->index.span, fmt::format("set {} = {}: {}", s.written, s.value,
-                                                       std::string(e.what()).substr(std::string(e.what()).find(": ") + 2)));
+        const std::string why = e.what();  // "--param NAME=TEXT: why"
+        throw SpecError(s.decl->index.span,
+                        fmt::format("set {} = {}: {}", s.written, s.value, why.substr(why.find(": ") + 2)));
       }
     }
   }
@@ -114,7 +115,8 @@ void ParamSettings::check_retired_and_unknown_sets(const RetiredLookup& retired_
   }
 }
 
-std::vector<std::string> ParamSettings::targets(const std::vector<std::pair<std::string, std::string>>& declared) const {
+std::vector<std::string> ParamSettings::targets(
+    const std::vector<std::pair<std::string, std::string>>& declared) const {
   std::vector<std::string> out;
   for (const Setting& s : settings_) {
     if (s.decl != nullptr) continue;
