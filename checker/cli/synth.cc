@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <optional>
 #include <ostream>
 
 #include <fmt/format.h>
@@ -14,6 +15,7 @@
 #include "checker/cli/interrupt.h"
 #include "checker/cli/progress.h"
 #include "checker/cli/verify_symbolic.h"
+#include "checker/lang/numbers.h"
 #include "checker/symbolic/family.h"
 #include "checker/symbolic/synth.h"
 #include "checker/trace/build.h"
@@ -56,13 +58,9 @@ std::string compact(const std::vector<std::string>& values, const std::vector<st
     }
   }
   auto number = [](const std::string& v, int64_t* n) {
-    size_t pos = 0;
-    try {
-      *n = std::stoll(v, &pos);
-    } catch (...) {
-      return false;
-    }
-    return pos == v.size();
+    std::optional<int64_t> parsed = lang::parse_int64(v);
+    if (parsed) *n = *parsed;
+    return parsed.has_value();
   };
   std::string out;
   for (size_t i = 0; i < ordered.size();) {

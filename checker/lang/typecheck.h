@@ -27,8 +27,9 @@ struct Compiled {
 
 // Checks `program` and compiles it. Names resolve file by file (resolve.h); `disable`d properties are left out of
 // the model (docs/language.md, "Properties"); `override`s replace the imported declarations they name. Throws
-// SpecError listing every error found in the first failing declaration (with file:line:col), and UsageError for an
-// unknown, ambiguous or retired parameter name or a bad --param value (a NAME may be qualified: rdma::max_recv).
+// SpecError at the first error met (file:line:col; a process body is compiled from its last statement to its first,
+// so there the last error comes first), and UsageError for an unknown, ambiguous or retired parameter name or a bad
+// --param value (a NAME may be qualified: rdma::max_recv).
 // `replay` is the vocabulary `replay OP(args)` clauses are checked against (replay_vocabulary.h; the front end hands
 // in verbs_backend's): an operation it does not list is an error at the clause.
 Compiled typecheck(const Program& program, const SourceManager& sources, const ParamOverrides& params,

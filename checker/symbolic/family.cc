@@ -1,8 +1,10 @@
 #include "checker/symbolic/family.h"
 
+#include "checker/lang/numbers.h"
 #include "checker/lang/resolve.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -216,15 +218,9 @@ bool literal(const lang::Expr* e, int64_t& v) {
 }
 
 int64_t parse_int(const std::string& name, const std::string& text) {
-  size_t pos = 0;
-  int64_t v = 0;
-  try {
-    v = std::stoll(text, &pos);
-  } catch (...) {
-    pos = 0;
-  }
-  if (pos == 0 || pos != text.size()) throw lang::UsageError(fmt::format("--param {}: '{}' is not an integer", name, text));
-  return v;
+  std::optional<int64_t> v = lang::parse_int64(text);
+  if (!v) throw lang::UsageError(fmt::format("--param {}: '{}' is not an integer", name, text));
+  return *v;
 }
 
 }  // namespace

@@ -1,0 +1,71 @@
+// check_replay_clause against a vocabulary of the test's own: the checker knows only the table it is handed.
+#include "checker/lang/replay_clauses.h"
+
+#include <array>
+#include <string>
+
+#include <doctest/doctest.h>
+
+namespace qpcheck::lang {
+namespace {
+
+constexpr std::array<ReplayOpSpec, 3> kOps{{
+    {"ring", 0, true, {}, 0, "no arguments"},
+    {"ring", 0, true, {ReplayArg::kCount}, 1, "a count"},
+    {"wait_state", 1, false, {ReplayArg::kQpState}, 1, "a QP state"},
+}};
+constexpr std::array<std::string_view, 2> kStates{"UP", "DOWN"};
+const ReplayVocabulary kVocabulary{kOps, {}, {}, {}, {}, kStates};
+
+std::string message(const ReplayCall& call, const ReplayArgChecker& arg) {
+  try {
+    check_replay_clause(call, kVocabulary, arg);
+  } catch (const SpecError& e) {
+    return e.diagnostics().at(0).message;
+  }
+  return "";
+}
+
+TEST_CASE("replay clauses: checked against the vocabulary handed in, not a global table") {
+  model::Type count;
+  count.kind = model::TypeKind::kInt;
+  count.lo = 0;
+  count.hi = 1000;
+  model::Type state;
+  state.kind = model::TypeKind::kEnum;
+  state.name = "S";
+  state.constants = {"UP", "SIDEWAYS"};
+  state.hi = 1;
+  model::Expr value;
+  value.op = model::Op::kConst;
+  Expr ast{};
+  auto returns = [&](const model::Type* t, int64_t v) {
+    return [&value, t, v](const Expr*) {
+      value.type = t;
+      value.value = v;
+      return &value;
+    };
+  };
+
+  ReplayCall call{Ident{"post_send", {}, {}}, {}, {}};
+  CHECK(message(call, returns(&count, 1)) == "unknown replay operation 'post_send' (known: ring, wait_state)");
+
+  call = ReplayCall{Ident{"ring", {}, {}}, {&ast, &ast}, {}};
+  CHECK(message(call, returns(&count, 1)) == "replay operation 'ring' takes 0 or 1 arguments, found 2");
+
+  call = ReplayCall{Ident{"ring", {}, {}}, {&ast}, {}};
+  CHECK(message(call, returns(&count, 3)) == "");
+  CHECK(message(call, returns(&count, 0)) ==
+        "argument 1 of 'ring' is a number of work requests: expected an integer >= 1, found 0");
+  model::ReplayOp op = check_replay_clause(call, kVocabulary, returns(&count, 3));
+  CHECK(op.op == "ring");
+  CHECK(op.args.size() == 1);
+
+  call = ReplayCall{Ident{"wait_state", {}, {}}, {&ast}, {}};
+  CHECK(message(call, returns(&state, 0)) == "");
+  CHECK(message(call, returns(&state, 1)) ==
+        "SIDEWAYS is not a QP state (RESET, INIT, RTR, RTS, SQD, SQE, ERR: enum ibv_qp_state)");
+}
+
+}  // namespace
+}  // namespace qpcheck::lang

@@ -1,0 +1,66 @@
+// Slots (typecheck_internal.h): the state vector's scalar slots, their units and initial values, and the bounds
+// that keep a hostile spec's state small.
+#include "checker/lang/typecheck_internal.h"
+
+#include <functional>
+
+#include <fmt/format.h>
+
+namespace qpcheck::lang::typecheck_internal {
+
+void Checker::check_domain(const Type* t, Span span, const char* what) {
+  if (t->count() > kMaxDomain) {
+    error(span, fmt::format("{} over {} values; at most {} (it is evaluated in every state)", what, t->count(),
+                            kMaxDomain));
+  }
+}
+
+int64_t Checker::allocate(const std::string& name, const Type* t, std::optional<int64_t> init, Span init_span) {
+  int64_t first = static_cast<int64_t>(m_->slots.size());
+  std::function<void(const std::string&, const Type*, bool)> leaf = [&](const std::string& n, const Type* ty,
+                                                                         bool in_queue) {
+    switch (ty->kind) {
+      case TypeKind::kBool:
+      case TypeKind::kInt:
+      case TypeKind::kEnum: {
+        int64_t v = ty->lo;
+        if (init && !in_queue) {
+          if (*init < ty->lo || *init > ty->hi) {
+            error(init_span, fmt::format("initial value {} is out of range {} for '{}'", *init,
+                                         model::type_name(ty), n));
+          }
+          v = *init;
+        }
+        if (!in_queue) m_->units.push_back(model::Unit{n, ty, static_cast<int>(m_->slots.size())});
+        m_->slots.push_back(model::SlotInfo{ty->lo, ty->hi, ty});
+        m_->initial.push_back(v);
+        return;
+      }
+      case TypeKind::kRecord:
+        for (size_t i = 0; i < ty->field_types.size(); ++i) {
+          leaf(n + "." + ty->field_names[i], ty->field_types[i], in_queue);
+        }
+        return;
+      case TypeKind::kArray:
+        for (int64_t i = ty->index->lo; i <= ty->index->hi; ++i) {
+          leaf(fmt::format("{}[{}]", n, model::render_scalar(ty->index, i)), ty->elem, in_queue);
+        }
+        return;
+      case TypeKind::kQueue: {
+        if (!in_queue) m_->units.push_back(model::Unit{n, ty, static_cast<int>(m_->slots.size())});
+        m_->slots.push_back(model::SlotInfo{0, ty->capacity, int_});
+        m_->initial.push_back(0);
+        for (int i = 0; i < ty->capacity; ++i) leaf(n, ty->elem, true);
+        return;
+      }
+    }
+  };
+  if (m_->slots.size() + t->slots > kMaxSlots) {
+    error(init_span.file >= 0 ? init_span : current_decl_span_,
+          fmt::format("'{}' would make the state vector exceed {} scalar slots", name, kMaxSlots));
+  }
+  leaf(name, t, false);
+  return first;
+}
+
+}  // namespace qpcheck::lang::typecheck_internal
