@@ -18,7 +18,7 @@
 #include "checker/lang/matrix.h"
 #include "checker/lang/parser.h"
 #include "checker/lang/typecheck.h"
-#include "checker/model/transition_system.h"
+#include "checker/model/model_system.h"
 #include "checker/trace/build.h"
 #include "checker/trace/msc.h"
 #include "checker/trace/render.h"

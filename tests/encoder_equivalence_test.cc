@@ -23,7 +23,7 @@
 #include <fmt/format.h>
 #include <z3++.h>
 
-#include "checker/model/transition_system.h"
+#include "checker/model/model_system.h"
 #include "checker/symbolic/encode.h"
 #include "checker/symbolic/family.h"
 #include "checker/symbolic/load.h"

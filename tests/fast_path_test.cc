@@ -17,7 +17,7 @@
 
 #include "checker/lang/parser.h"
 #include "checker/lang/typecheck.h"
-#include "checker/model/transition_system.h"
+#include "checker/model/model_system.h"
 #include "tests/support/compile.h"
 #include "tests/support/corpus_header.h"
 

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "checker/model/eval.h"
-#include "checker/model/transition_system.h"
+#include "checker/model/model_system.h"
 #include "checker/trace/build.h"
 
 namespace qpcheck::gate {

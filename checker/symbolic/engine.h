@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "checker/explore/explorer.h"
-#include "checker/model/transition_system.h"
+#include "checker/model/model_system.h"
 
 namespace qpcheck::symbolic {
 

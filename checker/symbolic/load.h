@@ -9,7 +9,7 @@
 
 #include "checker/lang/parser.h"
 #include "checker/lang/typecheck.h"
-#include "checker/model/transition_system.h"
+#include "checker/model/model_system.h"
 #include "checker/symbolic/engine.h"
 
 namespace qpcheck::symbolic {

@@ -7,7 +7,7 @@
 #include "checker/explore/explorer.h"
 #include "checker/lang/parser.h"
 #include "checker/lang/typecheck.h"
-#include "checker/model/transition_system.h"
+#include "checker/model/model_system.h"
 
 namespace qpcheck::testing {
 
