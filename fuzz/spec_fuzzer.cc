@@ -16,7 +16,7 @@
 
 #include "checker/explore/explorer.h"
 #include "checker/frontend/frontend.h"
-#include "checker/model/transition_system.h"
+#include "checker/model/model_system.h"
 #include "checker/trace/build.h"
 #include "checker/trace/msc.h"
 #include "checker/trace/render.h"

@@ -24,7 +24,7 @@
 #include <z3++.h>
 
 #include "checker/frontend/frontend.h"
-#include "checker/model/transition_system.h"
+#include "checker/model/model_system.h"
 #include "checker/symbolic/encode.h"
 #include "checker/symbolic/family.h"
 #include "checker/symbolic/load.h"

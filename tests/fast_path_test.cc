@@ -16,7 +16,7 @@
 #include <fmt/format.h>
 
 #include "checker/frontend/frontend.h"
-#include "checker/model/transition_system.h"
+#include "checker/model/model_system.h"
 #include "tests/support/compile.h"
 #include "tests/support/corpus_header.h"
 

@@ -24,7 +24,7 @@
 #include "checker/frontend/frontend.h"
 #include "checker/gate/property_runs.h"
 #include "checker/lang/properties.h"
-#include "checker/model/transition_system.h"
+#include "checker/model/model_system.h"
 #include "checker/trace/build.h"
 #include "checker/trace/render.h"
 

@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include "checker/model/model_system.h"
 #include "tests/support/compile.h"
 
 namespace qpcheck::explore {

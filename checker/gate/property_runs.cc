@@ -9,7 +9,7 @@
 
 #include "checker/model/eval.h"
 #include "checker/model/property_subset.h"
-#include "checker/model/transition_system.h"
+#include "checker/model/model_system.h"
 #include "checker/trace/build.h"
 
 namespace qpcheck::gate {

@@ -15,7 +15,7 @@
 #include "checker/lang/properties.h"
 #include "checker/lang/search_path.h"
 #include "checker/model/model.h"
-#include "checker/model/transition_system.h"
+#include "checker/model/model_system.h"
 #include "checker/trace/trace.h"
 
 namespace qpcheck::gate {

@@ -1,5 +1,5 @@
 // The typed, compiled model: what the front end (checker/lang/typecheck.h) produces and the transition system
-// (transition_system.h) executes. Every value is a 64-bit integer at run time: bool 0/1, an enum constant's ordinal,
+// (model_system.h) executes. Every value is a 64-bit integer at run time: bool 0/1, an enum constant's ordinal,
 // an integer. A state is a vector of scalar *slots*, one per leaf of every variable and one program counter per
 // process instance; composite values (records, arrays, queues) occupy consecutive slots.
 #pragma once

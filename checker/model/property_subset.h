@@ -9,7 +9,7 @@
 
 #include "checker/model/eval.h"
 #include "checker/model/model.h"
-#include "checker/model/transition_system.h"
+#include "checker/model/model_system.h"
 
 namespace qpcheck::model {
 

@@ -1,4 +1,4 @@
-#include "checker/model/transition_system.h"
+#include "checker/model/model_system.h"
 
 #include <doctest/doctest.h>
 

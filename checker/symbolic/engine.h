@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "checker/model/check_result.h"
-#include "checker/model/transition_system.h"
+#include "checker/model/model_system.h"
 
 namespace qpcheck::symbolic {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "checker/frontend/frontend.h"
-#include "checker/model/transition_system.h"
+#include "checker/model/model_system.h"
 #include "checker/symbolic/engine.h"
 
 namespace qpcheck::symbolic {

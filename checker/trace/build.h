@@ -4,7 +4,7 @@
 #include <string>
 
 #include "checker/model/check_result.h"
-#include "checker/model/transition_system.h"
+#include "checker/model/model_system.h"
 #include "checker/trace/trace.h"
 
 namespace qpcheck::trace {

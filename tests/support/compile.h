@@ -6,7 +6,7 @@
 
 #include "checker/explore/explorer.h"
 #include "checker/frontend/frontend.h"
-#include "checker/model/transition_system.h"
+#include "checker/model/model_system.h"
 
 namespace qpcheck::testing {
 
