@@ -8,22 +8,22 @@
 namespace qpcheck::model::tier {
 
 void DispatchTables::add_action(SpecialisedAction& f, const Model& model, const StateLayout& layout) {
-  SlotTest t;  // kGeneral: no prefilter
+  SlotCondition t;  // kGeneral: no prefilter
   if (f.never && !model.slots.empty()) {
-    t.kind = SlotTest::Kind::kLt;  // st[0] < INT64_MIN: never
+    t.kind = SlotCondition::Kind::kLt;  // st[0] < INT64_MIN: never
     t.slot = 0;
     t.k = INT64_MIN;
     locate(t, layout);
-  } else if (!f.conds.empty() && f.conds[0].kind != SlotTest::Kind::kGeneral) {
+  } else if (!f.conds.empty() && f.conds[0].kind != SlotCondition::Kind::kGeneral) {
     t = f.conds[0];
     f.prefiltered = true;
   }
   first_test_.push_back(t);
   // Raw form: slot == k (or !=, or > lo / < hi ... only == and != here) compared in the packed word.
   Prefilter pre;
-  if (!model.slots.empty() && (t.kind == SlotTest::Kind::kEq || t.kind == SlotTest::Kind::kNe)) {
+  if (!model.slots.empty() && (t.kind == SlotCondition::Kind::kEq || t.kind == SlotCondition::Kind::kNe)) {
     const SlotInfo& si = model.slots[t.slot];
-    pre.kind = t.kind == SlotTest::Kind::kEq ? Prefilter::Kind::kEqRaw : Prefilter::Kind::kNeRaw;
+    pre.kind = t.kind == SlotCondition::Kind::kEq ? Prefilter::Kind::kEqRaw : Prefilter::Kind::kNeRaw;
     pre.word = static_cast<uint32_t>(t.pos.word);
     if (t.k < si.lo || t.k > si.hi) {
       pre.mask = 0;  // the slot never holds k: == is false, != is true
@@ -60,21 +60,21 @@ void DispatchTables::build_blocks(Range& range, const std::vector<SpecialisedAct
     if (p.kind != Prefilter::Kind::kTest) {
       ok = add(p.word, p.mask);
     } else {
-      const SlotTest& t = first_test_[id];
+      const SlotCondition& t = first_test_[id];
       auto slot = [&](int s) {
         auto [w, m] = layout.field_bits(s);
         ok = ok && add(static_cast<uint32_t>(w), m);
       };
       switch (t.kind) {
-        case SlotTest::Kind::kEq:
-        case SlotTest::Kind::kNe:
-        case SlotTest::Kind::kLt:
-        case SlotTest::Kind::kLe:
-        case SlotTest::Kind::kGt:
-        case SlotTest::Kind::kGe:
-        case SlotTest::Kind::kEq2: slot(t.slot); break;
-        case SlotTest::Kind::kDiff: slot(t.slot); slot(t.slot2); break;
-        case SlotTest::Kind::kContains:
+        case SlotCondition::Kind::kEq:
+        case SlotCondition::Kind::kNe:
+        case SlotCondition::Kind::kLt:
+        case SlotCondition::Kind::kLe:
+        case SlotCondition::Kind::kGt:
+        case SlotCondition::Kind::kGe:
+        case SlotCondition::Kind::kEq2: slot(t.slot); break;
+        case SlotCondition::Kind::kDiff: slot(t.slot); slot(t.slot2); break;
+        case SlotCondition::Kind::kContains:
           for (int i = 0; i <= t.e->a->type->capacity; ++i) slot(t.slot + i);
           break;
         default: return std::nullopt;
@@ -131,8 +131,8 @@ void DispatchTables::build_blocks(Range& range, const std::vector<SpecialisedAct
         uint64_t accept = 0;
         for (uint32_t bit : members[k]) {
           const uint32_t id = b0 + bit;
-          const SlotTest& t = first_test_[id];
-          if (prefilter_[id].kind == Prefilter::Kind::kTest && t.kind == SlotTest::Kind::kContains) {
+          const SlotCondition& t = first_test_[id];
+          if (prefilter_[id].kind == Prefilter::Kind::kTest && t.kind == SlotCondition::Kind::kContains) {
             // a length beyond the capacity never occurs (and would read past the queue)
             int64_t len = layout.get(scratch.data(), t.slot);
             if (len < 0 || len > t.e->a->type->capacity) continue;

@@ -1,7 +1,7 @@
 // Tier "dispatch" of ModelSystem (docs/performance.md, "Guards as slot tests" and "Dispatch tables"); internal to
 // checker/model.
 //
-// Contract: per action, a prefilter -- its first condition when that is a SlotTest, in raw form when it is `==` or
+// Contract: per action, a prefilter -- its first condition when that is a SlotCondition, in raw form when it is `==` or
 // `!=` a constant (one load, and, compare on the packed word) -- that successors() tests before anything else; an
 // action without one is always a candidate (its prefilter holds). Per range (a process's edges at one pc, or every
 // rule instance), blocks of up to 64 actions in which an action whose prefilter reads only a few adjacent bits of one
@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "checker/model/model.h"
-#include "checker/model/slot_test.h"
+#include "checker/model/slot_condition.h"
 #include "checker/model/specialised_action.h"
 #include "checker/model/state_layout.h"
 
@@ -58,7 +58,7 @@ class DispatchTables {
   // A key reads at most this many bits (a table of 2^kMaxKeyBits sets).
   static constexpr int kMaxKeyBits = 6;
 
-  // Appends the prefilter of the next action id, `f` (its SlotTests located): its first condition if quick, a
+  // Appends the prefilter of the next action id, `f` (its SlotConditions located): its first condition if quick, a
   // constantly false test if it is never enabled; sets f.prefiltered when conds[0] is that test.
   void add_action(SpecialisedAction& f, const Model& model, const StateLayout& layout);
   // Builds the blocks of r's actions (ids in enumeration order, every one added), or none (sets r.block_*).
@@ -85,11 +85,11 @@ class DispatchTables {
   // Every action some value of key `k` selects (a bit set).
   uint64_t keyed_actions(uint32_t k) const;
   // The prefilter's test of action `id` (kGeneral: none).
-  const SlotTest& first_test(uint32_t id) const { return first_test_[id]; }
+  const SlotCondition& first_test(uint32_t id) const { return first_test_[id]; }
 
  private:
   std::vector<Prefilter> prefilter_;  // per action
-  std::vector<SlotTest> first_test_;  // per action: its first condition if quick (else kGeneral), for a prefilter
+  std::vector<SlotCondition> first_test_;  // per action: its first condition if quick (else kGeneral), for a prefilter
   std::vector<DispatchKey> keys_;
   std::vector<uint64_t> key_table_;
   std::vector<Block> blocks_;

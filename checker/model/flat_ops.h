@@ -2,7 +2,7 @@
 //
 // Contract: compile_flat_ops() turns a specialised statement list into a short list of FlatOps -- `slot = k`,
 // `slot = slot' +/- k`, push/pop/clear of a static queue of scalars with a constant, `assert`/`require`/`if` on a
-// SlotTest, jumps for `if`/`else` -- and keeps every other statement as kStmt (one Machine::exec_stmt call).
+// SlotCondition, jumps for `if`/`else` -- and keeps every other statement as kStmt (one Machine::exec_stmt call).
 // run_flat_ops() on an unpacked state does exactly what Machine::exec(body) does: the same writes (through
 // Machine::set, so write tracking sees them), the same `require` result, and every error path (overflow, out of
 // range, full or empty queue, false assert, head of an empty queue) falls back to the original statement on the
@@ -14,7 +14,7 @@
 
 #include "checker/model/eval.h"
 #include "checker/model/model.h"
-#include "checker/model/slot_test.h"
+#include "checker/model/slot_condition.h"
 
 namespace qpcheck::model::tier {
 
@@ -37,7 +37,7 @@ struct FlatOp {
   int32_t slot = 0, src = 0;
   int32_t jump = 0;                 // an index in the op list (kIf, kJump)
   int64_t k = 0, lo = 0, hi = 0;
-  SlotTest test;
+  SlotCondition test;
   const Stmt* s = nullptr;          // the statement this op stands for
 };
 
@@ -46,8 +46,8 @@ void compile_flat_ops(const std::vector<const Stmt*>& body, const Model& model, 
 
 // The value of `t` in m.state, as Machine::eval(t.e) computes it (a kGeneral test, or head() of an empty queue,
 // is evaluated by the tree, which raises the runtime error). Throws StepFailure.
-inline bool holds_on_machine(const SlotTest& t, Machine& m) {
-  if (t.kind == SlotTest::Kind::kGeneral || (t.kind == SlotTest::Kind::kHead && m.state[t.slot] == 0)) {
+inline bool holds_on_machine(const SlotCondition& t, Machine& m) {
+  if (t.kind == SlotCondition::Kind::kGeneral || (t.kind == SlotCondition::Kind::kHead && m.state[t.slot] == 0)) {
     return m.eval(t.e) != 0;
   }
   return holds(t, m.state.data());

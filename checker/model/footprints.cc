@@ -141,8 +141,8 @@ TransitionSystem::Independence independence_of(const Model& model, const std::ve
   for (size_t id = 0; id < n; ++id) {
     const SpecialisedAction& f = actions[id];
     Footprint fp{model, &memo};
-    for (const SlotTest& t : f.conds) {
-      if (t.kind == SlotTest::Kind::kGeneral) fp.expr(t.e);
+    for (const SlotCondition& t : f.conds) {
+      if (t.kind == SlotCondition::Kind::kGeneral) fp.expr(t.e);
       else fp.touched.emplace_back(t.slot, t.slot + 1);
     }
     fp.stmts(f.body);

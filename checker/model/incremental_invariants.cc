@@ -86,8 +86,8 @@ void IncrementalInvariants::build(const Model& model, const StateLayout& layout,
 
 int32_t IncrementalInvariants::compile_quick(const Expr* e, const StateLayout& layout) {
   QuickNode q;
-  SlotTest t = make_test(e);
-  if (t.kind != SlotTest::Kind::kGeneral) {
+  SlotCondition t = make_test(e);
+  if (t.kind != SlotCondition::Kind::kGeneral) {
     q.kind = QuickNode::Kind::kTest;
     q.t = t;
     locate(q.t, layout);
@@ -130,8 +130,8 @@ void IncrementalInvariants::tabulate(QuickConjunct& q, const StateLayout& layout
     if (x.b >= 0) visit(x.b);
     if (x.kind != QuickNode::Kind::kTest) return;
     switch (x.t.kind) {
-      case SlotTest::Kind::kDiff: field(x.t.slot); field(x.t.slot2); break;
-      case SlotTest::Kind::kContains: ok = false; break;  // reads elements by a length no table value may bound
+      case SlotCondition::Kind::kDiff: field(x.t.slot); field(x.t.slot2); break;
+      case SlotCondition::Kind::kContains: ok = false; break;  // reads elements by a length no table value may bound
       default: field(x.t.slot); break;
     }
   };

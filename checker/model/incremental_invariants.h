@@ -6,7 +6,7 @@
 // (footprints.h), ascending. Given a source state in which every invariant held, a successor by that action can
 // differ from it only in those conjuncts, so evaluating them in order finds what check_invariants() would find:
 // the first false or failing conjunct. An action whose footprint is unknown (or a rule whose parameters are bound
-// at run time) checks everything (check_all). A conjunct over quick tests only (and/or/not/implies over SlotTests,
+// at run time) checks everything (check_all). A conjunct over quick tests only (and/or/not/implies over SlotConditions,
 // which cannot fail) has a QuickConjunct, evaluated on the packed state (holds), by a truth table when its fields
 // lie within kMaxTableBits of one word; the others are evaluated by the caller's tree evaluator, after unpacking
 // only the slots listed for the action (slot_begin / slot).
@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "checker/model/model.h"
-#include "checker/model/slot_test.h"
+#include "checker/model/slot_condition.h"
 #include "checker/model/specialised_action.h"
 #include "checker/model/state_layout.h"
 
@@ -32,7 +32,7 @@ struct QuickNode {
   enum class Kind : uint8_t { kTest, kConst, kNot, kAnd, kOr, kImplies } kind = Kind::kConst;
   bool value = false;               // kConst
   int32_t a = -1, b = -1;           // operands (node indexes)
-  SlotTest t;                       // kTest, located
+  SlotCondition t;                       // kTest, located
 };
 
 // A conjunct's quick form (root node, or -1: none) and, when every field it reads lies in bits [shift, shift + 12)

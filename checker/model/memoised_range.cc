@@ -19,7 +19,7 @@ void MemoisedRanges::build(std::vector<Range>& pc_ranges, Range& rule_range,
       if (packed.action(id).kind == PackedAction::Kind::kMachine) return;
       ++live;
       ops = ops || packed.action(id).kind == PackedAction::Kind::kOps;
-      for (const SlotTest& t : f.conds) test_bits(t, layout, rw);
+      for (const SlotCondition& t : f.conds) test_bits(t, layout, rw);
       auto write = [&](int slot) {
         auto [w, m] = layout.field_bits(slot);
         wr[w] |= m;

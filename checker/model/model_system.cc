@@ -72,7 +72,7 @@ void ModelSystem::build_tiers() {
   for (tier::SpecialisedAction& f : specialised_) {
     f.packed = tier::packable(f, model_);
     if (!no_slots) {
-      for (tier::SlotTest& c : f.conds) tier::locate(c, layout_);
+      for (tier::SlotCondition& c : f.conds) tier::locate(c, layout_);
       for (tier::FlatOp& o : f.ops) tier::locate(o.test, layout_);
     }
     dispatch_.add_action(f, model_, layout_);
@@ -130,8 +130,8 @@ bool ModelSystem::conds_hold(const tier::SpecialisedAction& f) {
   if (f.rule >= 0) bind_rule_tuple(model_.rules[f.rule], f.tuple);
   const int64_t* st = machine_.state.data();
   for (size_t i = f.prefiltered ? 1 : 0, n = f.conds.size(); i < n; ++i) {
-    const tier::SlotTest& t = f.conds[i];
-    if (!(t.kind == tier::SlotTest::Kind::kGeneral ? machine_.eval(t.e) != 0 : tier::holds(t, st))) return false;
+    const tier::SlotCondition& t = f.conds[i];
+    if (!(t.kind == tier::SlotCondition::Kind::kGeneral ? machine_.eval(t.e) != 0 : tier::holds(t, st))) return false;
   }
   return true;
 }

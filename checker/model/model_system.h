@@ -4,7 +4,7 @@
 //
 // successors() runs each action through the fastest tier that applies to it, and every tier computes exactly what
 // the tree evaluator computes (reference_successors, checked by tests/fast_path_test.cc): specialised actions
-// (specialised_action.h), slot tests (slot_test.h), flat ops on the unpacked state (flat_ops.h), packed actions on
+// (specialised_action.h), slot tests (slot_condition.h), flat ops on the unpacked state (flat_ops.h), packed actions on
 // the packed state (packed_action.h), dispatch tables (dispatch.h), memoised ranges (memoised_range.h); invariants
 // are checked incrementally (incremental_invariants.h) and independence comes from footprints (footprints.h). Those
 // headers are internal to checker/model. docs/performance.md says what each tier saves.

@@ -4,9 +4,9 @@
 
 namespace qpcheck::model::tier {
 
-PackedTest PackedActions::packed_test_of(const SlotTest& t) {
+PackedTest PackedActions::packed_test_of(const SlotCondition& t) {
   PackedTest r;
-  using K = SlotTest::Kind;
+  using K = SlotCondition::Kind;
   if (t.kind != K::kEq && t.kind != K::kNe && t.kind != K::kLt && t.kind != K::kLe && t.kind != K::kGt &&
       t.kind != K::kGe) {
     r.generic = static_cast<int32_t>(generic_.size());

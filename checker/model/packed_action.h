@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "checker/model/slot_test.h"
+#include "checker/model/slot_condition.h"
 #include "checker/model/specialised_action.h"
 #include "checker/model/state_layout.h"
 
@@ -21,7 +21,7 @@ namespace qpcheck::model::tier {
 
 // A test on the packed state: ((w[word] >> shift) & mask) - a <= span (unsigned), negated if `neg` -- every
 // `slot <cmp> k` (the value interval mapped to raw bits, clamped to the field); other forms (generic >= 0) are
-// holds_packed() of a located SlotTest kept aside.
+// holds_packed() of a located SlotCondition kept aside.
 struct PackedTest {
   uint32_t word = 0, shift = 0;
   uint64_t mask = 0, a = 0, span = 0;
@@ -72,14 +72,14 @@ class PackedActions {
   // head(q) of an empty queue in a generic test: an error path, left to the machine.
   bool empty_head(const PackedTest& t, const uint64_t* w, const StateLayout& layout) const {
     if (t.generic < 0) return false;
-    const SlotTest& g = generic_[t.generic];
-    return g.kind == SlotTest::Kind::kHead && layout.get(w, g.slot) == 0;
+    const SlotCondition& g = generic_[t.generic];
+    return g.kind == SlotCondition::Kind::kHead && layout.get(w, g.slot) == 0;
   }
   // Runs a kOps action's ops (its pc update included) on `w`, a copy of the source.
   PackedRun run(const PackedAction& h, uint64_t* w, const StateLayout& layout) const;
 
  private:
-  PackedTest packed_test_of(const SlotTest& t);
+  PackedTest packed_test_of(const SlotCondition& t);
   static int64_t pget(const uint64_t* w, const StateLayout::Position& p) {
     return static_cast<int64_t>((w[p.word] >> p.shift) & p.mask) + p.lo;
   }
@@ -91,7 +91,7 @@ class PackedActions {
   std::vector<PackedAction> actions_;         // per action id
   std::vector<PackedTest> tests_;
   std::vector<PackedOp> ops_;
-  std::vector<SlotTest> generic_;             // PackedTest::generic
+  std::vector<SlotCondition> generic_;             // PackedTest::generic
   std::vector<StateLayout::Position> queue_pos_;
   bool restore_all_ = false;
 };

@@ -83,7 +83,7 @@ bool packable(const SpecialisedAction& f, const Model& model) {
     return model.slots[slot].lo <= lo && hi <= model.slots[slot].hi;
   };
   bool packed = f.rule < 0 && !f.never;
-  for (const SlotTest& t : f.conds) packed = packed && t.kind != SlotTest::Kind::kGeneral;
+  for (const SlotCondition& t : f.conds) packed = packed && t.kind != SlotCondition::Kind::kGeneral;
   for (const FlatOp& o : f.ops) {
     switch (o.kind) {
       case FlatOp::Kind::kSet:
@@ -101,7 +101,7 @@ bool packable(const SpecialisedAction& f, const Model& model) {
       }
       case FlatOp::Kind::kAssert:
       case FlatOp::Kind::kRequire:
-      case FlatOp::Kind::kIf: packed = packed && o.test.kind != SlotTest::Kind::kGeneral; break;
+      case FlatOp::Kind::kIf: packed = packed && o.test.kind != SlotCondition::Kind::kGeneral; break;
       case FlatOp::Kind::kStmt: packed = false; break;
     }
   }

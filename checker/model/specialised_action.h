@@ -2,7 +2,7 @@
 //
 // Contract: specialise_action() partially evaluates one action of the model once, when the ModelSystem is built
 // (Simplifier: the instance index and the rule parameters become constants, constant subexpressions fold, calls
-// with constant arguments inline, small loops unroll), splits its conditions into SlotTests and compiles its body
+// with constant arguments inline, small loops unroll), splits its conditions into SlotConditions and compiles its body
 // to FlatOps. The result computes exactly what the original action computes on every state, including its runtime
 // errors. When specialisation is off (the build's deadline or size bound) the action is kept as written, and a rule
 // whose parameters are not folded binds them at run time (`rule` >= 0): it then runs on the machine only.
@@ -16,7 +16,7 @@
 #include "checker/model/flat_ops.h"
 #include "checker/model/model.h"
 #include "checker/model/simplify.h"
-#include "checker/model/slot_test.h"
+#include "checker/model/slot_condition.h"
 #include "checker/model/state_layout.h"
 
 namespace qpcheck::model::tier {
@@ -32,7 +32,7 @@ struct ActionSite {
 
 // An action specialised by Simplifier (instance and rule parameters folded in): what successors() runs.
 struct SpecialisedAction {
-  std::vector<SlotTest> conds;      // edge conditions and guard (conjunctions split), all must hold, in order
+  std::vector<SlotCondition> conds;      // edge conditions and guard (conjunctions split), all must hold, in order
   std::vector<const Stmt*> body;
   std::vector<FlatOp> ops;          // body compiled
   // When every write of the body is a constant (and nothing can fail or be disabled): the successor is the packed
@@ -55,7 +55,7 @@ struct SpecialisedAction {
 };
 
 // Specialises the action at `site`: `fold` false keeps it as written (no Simplifier); `bind_params` false leaves a
-// rule's parameters to run time even when folding. SlotTests are not located yet (`packed`, `prefiltered` unset).
+// rule's parameters to run time even when folding. SlotConditions are not located yet (`packed`, `prefiltered` unset).
 SpecialisedAction specialise_action(const Model& model, const StateLayout& layout, Simplifier& simplifier,
                                     const ActionSite& site, bool fold, bool bind_params);
 

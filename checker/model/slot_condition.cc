@@ -1,11 +1,11 @@
-#include "checker/model/slot_test.h"
+#include "checker/model/slot_condition.h"
 
 namespace qpcheck::model::tier {
 
-SlotTest make_test(const Expr* e) {
-  SlotTest t;
+SlotCondition make_test(const Expr* e) {
+  SlotCondition t;
   t.e = e;
-  using K = SlotTest::Kind;
+  using K = SlotCondition::Kind;
   // A scalar read of a static slot: the slot itself, or a queue's length.
   auto slot_of = [](const Expr* x) -> int {
     if (x->op == Op::kSlot && x->type->scalar()) return static_cast<int>(x->value);
@@ -21,7 +21,7 @@ SlotTest make_test(const Expr* e) {
   switch (e->op) {
     case Op::kOr: {
       // slot == k || slot == k2 (both sides quick, so neither can fail)
-      SlotTest x = make_test(e->a), y = make_test(e->b);
+      SlotCondition x = make_test(e->a), y = make_test(e->b);
       if (x.kind == K::kEq && y.kind == K::kEq && x.slot == y.slot) {
         set(K::kEq2, x.slot, x.k);
         t.k2 = y.k;
@@ -84,10 +84,10 @@ SlotTest make_test(const Expr* e) {
   return t;
 }
 
-SlotTest make_op_test(const Expr* e) {
-  SlotTest t = make_test(e);
-  if (t.kind != SlotTest::Kind::kGeneral) return t;
-  using K = SlotTest::Kind;
+SlotCondition make_op_test(const Expr* e) {
+  SlotCondition t = make_test(e);
+  if (t.kind != SlotCondition::Kind::kGeneral) return t;
+  using K = SlotCondition::Kind;
   // head(q) <cmp> k, q a static queue of scalars
   if (e->op >= Op::kEq && e->op <= Op::kGe && !e->equal_composite && e->a->op == Op::kHead &&
       e->a->a->op == Op::kSlot && e->a->type->scalar() && e->b->op == Op::kConst) {
@@ -100,15 +100,15 @@ SlotTest make_op_test(const Expr* e) {
   return t;
 }
 
-void test_bits(const SlotTest& t, const StateLayout& layout, std::vector<uint64_t>& bits) {
+void test_bits(const SlotCondition& t, const StateLayout& layout, std::vector<uint64_t>& bits) {
   auto field = [&](int slot) {
     auto [w, m] = layout.field_bits(slot);
     bits[w] |= m;
   };
   switch (t.kind) {
-    case SlotTest::Kind::kDiff: field(t.slot); field(t.slot2); break;
-    case SlotTest::Kind::kHead: field(t.slot); field(t.slot + 1); break;
-    case SlotTest::Kind::kContains:
+    case SlotCondition::Kind::kDiff: field(t.slot); field(t.slot2); break;
+    case SlotCondition::Kind::kHead: field(t.slot); field(t.slot + 1); break;
+    case SlotCondition::Kind::kContains:
       for (int i = 0; i <= t.e->a->type->capacity; ++i) field(t.slot + i);
       break;
     default: field(t.slot); break;
