@@ -1,6 +1,8 @@
 // qpcheck's exit codes, grouped by class (docs/cli.md). Stable: CI gates depend on them.
 #pragma once
 
+#include "checker/model/check_result.h"
+
 namespace qpcheck::cli {
 
 enum class ExitCode : int {
@@ -17,5 +19,15 @@ enum class ExitCode : int {
 };
 
 constexpr int code(ExitCode c) { return static_cast<int>(c); }
+
+// The exit code of a search's outcome (verify with either engine): kHolds, kViolated or kInconclusive.
+constexpr int code(model::Outcome o) {
+  switch (o) {
+    case model::Outcome::kHolds: return code(ExitCode::kHolds);
+    case model::Outcome::kViolated: return code(ExitCode::kViolated);
+    case model::Outcome::kInconclusive: return code(ExitCode::kInconclusive);
+  }
+  return code(ExitCode::kInternal);
+}
 
 }  // namespace qpcheck::cli

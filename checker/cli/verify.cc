@@ -362,15 +362,7 @@ int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
       return code(ExitCode::kInternal);
     }
   }
-  switch (result.outcome) {
-    case model::Outcome::kHolds:
-      return code(ExitCode::kHolds);
-    case model::Outcome::kViolated:
-      return code(ExitCode::kViolated);
-    case model::Outcome::kInconclusive:
-      return code(ExitCode::kInconclusive);
-  }
-  return code(ExitCode::kInternal);
+  return code(result.outcome);
 }
 
 }  // namespace qpcheck::cli

@@ -229,15 +229,7 @@ int run_verify_symbolic(const VerifyOptions& opt, std::ostream& out, std::ostrea
       return code(ExitCode::kInternal);
     }
   }
-  switch (r.result.outcome) {
-    case model::Outcome::kHolds:
-      return code(ExitCode::kHolds);
-    case model::Outcome::kViolated:
-      return code(ExitCode::kViolated);
-    case model::Outcome::kInconclusive:
-      return code(ExitCode::kInconclusive);
-  }
-  return code(ExitCode::kInternal);
+  return code(r.result.outcome);
 }
 
 }  // namespace qpcheck::cli
