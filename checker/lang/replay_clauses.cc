@@ -101,15 +101,28 @@ model::ReplayOp check_replay_clause(const ReplayCall& c, const ReplayVocabulary&
       }
     };
     switch (spec->args[i]) {
-      case ReplayArg::kEndpoint:
+      case ReplayArg::kEndpoint: {
+        // ACTIVE and PASSIVE (any order), or the families ACTIVE[C] and PASSIVE[C]: replay knows no other endpoint.
+        auto pair = [](const std::vector<std::string>& names) {
+          return names.size() == 2 && ((names[0] == "ACTIVE" && names[1] == "PASSIVE") ||
+                                       (names[0] == "PASSIVE" && names[1] == "ACTIVE"));
+        };
         if (t->kind != TypeKind::kEnum ||
-            !(t->families.empty() ? has("ACTIVE") && has("PASSIVE")
-                                  : t->families.size() == 2 && t->families[0] == "ACTIVE" &&
-                                        t->families[1] == "PASSIVE")) {
+            !(t->families.empty() ? has("ACTIVE") && has("PASSIVE") : pair(t->families))) {
           error(c.args[i]->span, fmt::format("argument {} of '{}' is an endpoint: expected an enum with constants "
                                              "ACTIVE and PASSIVE, found {}", i + 1, spec->name, model::type_name(t)));
         }
+        if (t->families.empty() && !pair(t->constants)) {
+          for (const std::string& k : t->constants) {
+            if (k != "ACTIVE" && k != "PASSIVE") {
+              error(c.args[i]->span, fmt::format("argument {} of '{}' is an endpoint: enum {} has constant {}, but an "
+                                                 "endpoint is ACTIVE or PASSIVE (replay drives no other)", i + 1,
+                                                 spec->name, t->name, k));
+            }
+          }
+        }
         break;
+      }
       case ReplayArg::kCount: integer(1, INT32_MAX, "a number of work requests"); break;
       case ReplayArg::kRetry: integer(0, 7, "a conn_param retry count"); break;
       case ReplayArg::kDepth: integer(0, 255, "a conn_param initiator_depth / responder_resources"); break;

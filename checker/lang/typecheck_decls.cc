@@ -92,7 +92,9 @@ void Checker::declare(const Decl* d) {
     case DeclKind::kRule: return d->is_override ? override_rule(d) : declare_rule(d);
     case DeclKind::kInvariant: {
       if (d->is_override) return override_invariant(d);
-      // Property names are global (reports, expect, disable, --property): one invariant per name in the program.
+      // Property names are global (reports, expect, disable, --property): one invariant per name in the program,
+      // and none named like a built-in property.
+      reserve_property_name(d->name, "an invariant");
       auto known = invariant_spans_.find(d->name.name);
       if (known != invariant_spans_.end()) {
         bool same_file = known->second.file == d->name.span.file;

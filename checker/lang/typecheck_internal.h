@@ -115,6 +115,9 @@ class Checker : private StepChecker {
   // The properties the program can violate, for "unknown property" messages.
   std::string known_properties() const;
   void check_property_name(const Ident& n, const char* what);
+  // `deadlock` and `runtime_error` name the built-in properties: an invariant or a fail/assert property of either
+  // name is an error at `n` (`what`: "an invariant", "a fail property", "an assert property").
+  void reserve_property_name(const Ident& n, const char* what);
   void finish_property_choices(const Program& program);
 
   // ---------------------------------------------------------------- overrides (typecheck_overrides.cc)

@@ -43,6 +43,13 @@ void Checker::check_property_name(const Ident& n, const char* what) {
   error(n.span, fmt::format("{} names unknown property '{}' (properties: {})", what, n.name, known_properties()));
 }
 
+void Checker::reserve_property_name(const Ident& n, const char* what) {
+  if (n.name == "deadlock" || n.name == "runtime_error") {
+    error(n.span, fmt::format("'{}' is a built-in property (deadlock, runtime_error): {} needs a name of its own",
+                              n.name, what));
+  }
+}
+
 void Checker::finish_property_choices(const Program& program) {
   for (const std::string& name : disabled_order_) {
     Disabled& d = disabled_.at(name);

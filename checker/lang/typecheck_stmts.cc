@@ -108,6 +108,7 @@ const model::Stmt* Checker::atomic_stmt(const Stmt* s, const char* where_) {
     }
     // A disabled property's fail/assert does nothing (docs/language.md, "Properties"): the step goes on.
     case StmtKind::kFail: {
+      if (!s->name.name.empty()) reserve_property_name(s->name, "a fail property");
       std::string property = s->name.name.empty() ? "assertion" : s->name.name;
       fail_names_.insert(property);
       if (disabled_.count(property)) {
@@ -122,6 +123,7 @@ const model::Stmt* Checker::atomic_stmt(const Stmt* s, const char* where_) {
     case StmtKind::kAssert: {
       const model::Expr* cond = expr(s->expr);
       expect_bool(cond, "an assertion");
+      if (!s->name.name.empty()) reserve_property_name(s->name, "an assert property");
       std::string property = s->name.name.empty() ? "assertion" : s->name.name;
       fail_names_.insert(property);
       if (disabled_.count(property)) {

@@ -142,6 +142,30 @@ TEST_CASE("typecheck: control statements fold into the guards of the next step")
   CHECK(p.edges[0][0].conds.size() == 2);  // while condition and the if condition
 }
 
+TEST_CASE("typecheck: an endpoint argument is ACTIVE or PASSIVE, in either order, and nothing else") {
+  auto e = [](const std::string& text) { return first_error(text); };
+  CHECK(e("type Ep = enum { PASSIVE, ACTIVE };\nproc p(e: Ep) replay create_qp(e) { skip; }\nprocess q { p(ACTIVE); }") ==
+        "");
+  CHECK(e("type C = 0..1;\ntype Ep = enum { PASSIVE[C], ACTIVE[C] };\nproc p(e: Ep) replay create_qp(e) { skip; }\n"
+          "process q { p(ACTIVE[1]); }") == "");
+  CHECK(e("type Ep = enum { ACTIVE, PASSIVE, THIRD };\nproc p(e: Ep) replay create_qp(e) { skip; }\n") ==
+        "test.qpspec:2:32: error: argument 1 of 'create_qp' is an endpoint: enum Ep has constant THIRD, but an "
+        "endpoint is ACTIVE or PASSIVE (replay drives no other)");
+}
+
+TEST_CASE("typecheck: deadlock and runtime_error name built-in properties, no invariant or fail/assert property") {
+  CHECK(err("invariant deadlock: x < 3;") ==
+        "test.qpspec:5:11: error: 'deadlock' is a built-in property (deadlock, runtime_error): an invariant needs a "
+        "name of its own");
+  CHECK(err("process p { fail runtime_error \"no\"; }") ==
+        "test.qpspec:5:18: error: 'runtime_error' is a built-in property (deadlock, runtime_error): a fail property "
+        "needs a name of its own");
+  CHECK(err("process p { assert x < 3 deadlock; }") ==
+        "test.qpspec:5:26: error: 'deadlock' is a built-in property (deadlock, runtime_error): an assert property "
+        "needs a name of its own");
+  CHECK(err("invariant deadlocked: x < 3;\nprocess p { assert x < 3 errors; }") == "");
+}
+
 TEST_CASE("typecheck: replay clauses are checked against the vocabulary") {
   const std::string pre = "type Ep = enum { ACTIVE, PASSIVE };\ntype Ev = enum { ESTABLISHED, HELLO };\n"
                           "type St = enum { IBV_WC_SUCCESS, NO_COMPLETION };\nparam r: 0..7 = 7;\n";
