@@ -43,7 +43,11 @@ std::vector<HelpSection> help_sections(const std::string& sub) {
                     {E::kEnvironment, "replay: the verbs device cannot be used"},
                     {E::kReproduced, "replay: REPRODUCED"},
                     {E::kNotReproduced, "replay: NOT REPRODUCED"},
-                    {E::kDiverged, "replay: DIVERGED"}}),
+                    {E::kDiverged, "replay: DIVERGED"},
+                    {E::kConforms, "conform: CONFORMS"},
+                    {E::kDeviates, "conform: DEVIATES"},
+                    {E::kConformInconclusive, "conform: INCONCLUSIVE"},
+                    {E::kConformViolates, "conform: VIOLATES"}}),
         HelpSection{"SIGNALS",
                     {{"130, 143", "verify, gate: a second SIGINT (130) or SIGTERM (143) ended the process at once; no "
                                   "report file was changed (the first one ends the run as inconclusive, with its "
@@ -107,6 +111,18 @@ std::vector<HelpSection> help_sections(const std::string& sub) {
                         {E::kInternal, "internal error"},
                         {E::kEnvironment, "no RDMA support, no such device, no permission, no address"}})};
   }
+  if (sub == "conform") {
+    return {exit_codes({{E::kConforms, "CONFORMS: the recorded run is a behaviour of the spec"},
+                        {E::kDeviates, "DEVIATES: at event k no run of the spec does what the program did"},
+                        {E::kConformInconclusive, "INCONCLUSIVE: --max-states, --time-limit or an interrupt ended "
+                                                  "the check first"},
+                        {E::kConformViolates, "VIOLATES: the run is the spec's up to a call that failed where the "
+                                              "spec's step fails a property"},
+                        {E::kInvalidSpec, "invalid spec"},
+                        {E::kUsage, "usage, or a log that is not a valid call log (file:line and the field)"},
+                        {E::kInternal, "internal error"}}),
+            import_search()};
+  }
   return {};
 }
 
@@ -143,7 +159,10 @@ std::unique_ptr<CLI::App> make_app(Commands& c) {
                                                    "device");
   setup_replay(*replay, c.replay);
   if (CLI::Option* timeout = replay->get_option_no_throw("--timeout-ms")) timeout->capture_default_str();
-  for (CLI::App* sub : {verify, synth, gate, show, diff, replay}) {
+  CLI::App* conform = app->add_subcommand("conform", "check a program's recorded run (call logs of the LD_PRELOAD "
+                                                     "recorder) against a spec");
+  setup_conform(*conform, c.conform);
+  for (CLI::App* sub : {verify, synth, gate, show, diff, replay, conform}) {
     sub->footer(render_sections(help_sections(sub->get_name())));
     // A repeatable option takes one value each time it is given, so that `verify --lib-dir DIR FILE` does not take
     // FILE for a second folder.

@@ -10,6 +10,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "checker/cli/conform.h"
 #include "checker/cli/diff.h"
 #include "checker/cli/gate.h"
 #include "checker/cli/replay.h"
@@ -33,6 +34,7 @@ struct Commands {
   ShowOptions show;
   DiffOptions diff;
   ReplayOptions replay;
+  ConformOptions conform;
 };
 
 // Builds the App over `commands` (which must outlive it).

@@ -16,6 +16,10 @@ enum class ExitCode : int {
   kReproduced = 10,   // replay: the device reproduced the counterexample
   kNotReproduced = 11,  // replay: the schedule ran to its end and the device behaved safely
   kDiverged = 12,     // replay: the device did something the model did not predict (at a named step)
+  kConforms = 20,     // conform: the recorded run is a behaviour of the spec
+  kDeviates = 21,     // conform: at a named event, no run of the spec does what the program did
+  kConformInconclusive = 22,  // conform: a bound (--max-states, --time-limit) or an interrupt ended the check
+  kConformViolates = 23,      // conform: the run is the spec's up to a failed call whose step fails a property
 };
 
 constexpr int code(ExitCode c) { return static_cast<int>(c); }

@@ -20,7 +20,8 @@ int main(int argc, char** argv) {
   // verify, gate, synth and diff turn a first SIGINT/SIGTERM into an inconclusive, fully reported run: from the first
   // instruction, so that a signal during start-up is not a silent death (interrupt.h).
   if (argc > 1 && (std::string_view(argv[1]) == "verify" || std::string_view(argv[1]) == "gate" ||
-                   std::string_view(argv[1]) == "synth" || std::string_view(argv[1]) == "diff")) {
+                   std::string_view(argv[1]) == "synth" || std::string_view(argv[1]) == "diff" ||
+                   std::string_view(argv[1]) == "conform")) {
     qpcheck::cli::install_interrupt_handlers();
   }
   qpcheck::cli::Commands c;
@@ -51,6 +52,7 @@ int main(int argc, char** argv) {
     if (chosen("show")) return qpcheck::cli::run_show(c.show, std::cout, std::cerr);
     if (chosen("diff")) return qpcheck::cli::run_diff(c.diff, std::cout, std::cerr);
     if (chosen("replay")) return qpcheck::cli::run_replay(c.replay, std::cout, std::cerr);
+    if (chosen("conform")) return qpcheck::cli::run_conform(c.conform, std::cout, std::cerr);
   } catch (const std::bad_alloc&) {
     std::cerr << "qpcheck: internal error: out of memory (use --max-memory to bound the search)\n";
   } catch (const std::exception& e) {

@@ -34,7 +34,8 @@ std::string render_value(const model::Model& m, const model::Unit& u, const std:
   return out + "]";
 }
 
-// Binds a replay operation's arguments to a call's values and writes them as the trace carries them.
+}  // namespace
+
 ReplayStep bind_replay(const model::Proc& proc, const model::ReplayOp& op, const std::vector<int64_t>& args) {
   ReplayStep r;
   r.op = op.op;
@@ -52,8 +53,6 @@ ReplayStep bind_replay(const model::Proc& proc, const model::ReplayOp& op, const
   }
   return r;
 }
-
-}  // namespace
 
 SourceRef source_ref(const lang::SourceManager& sources, const lang::Span& span) {
   SourceRef r;

@@ -1,0 +1,255 @@
+#include "checker/cli/conform.h"
+
+#include <chrono>
+#include <ostream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "checker/cli/exit_codes.h"
+#include "checker/cli/format_option.h"
+#include "checker/cli/interrupt.h"
+#include "checker/conform/conform.h"
+#include "checker/frontend/frontend.h"
+#include "checker/model/model_system.h"
+#include "checker/trace/build.h"
+#include "checker/trace/render.h"
+#include "verbs_backend/call_log.h"
+#include "verbs_backend/replay_ops.h"
+
+namespace qpcheck::cli {
+
+namespace {
+
+using conform::ConformResult;
+using nlohmann::json;
+
+std::string op_text(const std::string& op, const std::vector<std::string>& args) {
+  std::string s = op + "(";
+  for (size_t i = 0; i < args.size(); ++i) s += (i ? ", " : "") + args[i];
+  return s + ")";
+}
+
+const char* verdict_name(ConformResult::Verdict v) {
+  switch (v) {
+    case ConformResult::Verdict::kConforms: return "CONFORMS";
+    case ConformResult::Verdict::kDeviates: return "DEVIATES";
+    case ConformResult::Verdict::kViolates: return "VIOLATES";
+    case ConformResult::Verdict::kInconclusive: return "INCONCLUSIVE";
+  }
+  return "?";
+}
+
+int exit_of(ConformResult::Verdict v) {
+  switch (v) {
+    case ConformResult::Verdict::kConforms: return code(ExitCode::kConforms);
+    case ConformResult::Verdict::kDeviates: return code(ExitCode::kDeviates);
+    case ConformResult::Verdict::kViolates: return code(ExitCode::kConformViolates);
+    case ConformResult::Verdict::kInconclusive: return code(ExitCode::kConformInconclusive);
+  }
+  return code(ExitCode::kInternal);
+}
+
+json observation_json(const conform::Observation& o, size_t index) {
+  return json{{"event", index + 1}, {"op", o.op},         {"args", o.args}, {"failed", o.failed},
+              {"call", o.call},     {"source", o.source}, {"t", o.t_ns},    {"tid", o.tid}};
+}
+
+// One line per step of the matched run: the observation it matched, or "hidden".
+struct RunStep {
+  std::string actor;
+  trace::SourceRef at;
+  int event = -1;  // 0-based observation, -1 hidden
+};
+
+std::vector<RunStep> run_steps(model::ModelSystem& system, const ConformResult& r) {
+  std::vector<RunStep> out;
+  const lang::SourceManager& sources = *system.model().sources;
+  for (size_t i = 0; i < r.path.actions.size(); ++i) {
+    model::ActionInfo info = system.describe(r.path.states[i].data(), r.path.actions[i], nullptr);
+    out.push_back(RunStep{info.actor, trace::source_ref(sources, info.span), r.matched[i]});
+  }
+  return out;
+}
+
+}  // namespace
+
+void setup_conform(CLI::App& app, ConformOptions& opt) {
+  app.add_option("spec", opt.spec, "the .qpspec the program is said to follow")->required();
+  app.add_option("logs", opt.logs, "the call logs of the run, one per process (LD_PRELOAD recorder, "
+                                   "docs/record-log.md)")
+      ->required();
+  app.add_option("--param", opt.params, "override a parameter: NAME=VALUE (repeatable)");
+  app.add_option("--lib-dir", opt.lib_dirs, "extra folder searched by import (repeatable)");
+  app.add_option("--format", opt.format, "output: text (default) or json")
+      ->transform(enum_names<Format>({{"text", Format::kText}, {"json", Format::kJson}}));
+  app.add_option("--max-states", opt.max_states, "model states held over the whole check (0: no bound)")
+      ->check(count_validator())
+      ->capture_default_str();
+  app.add_option("--time-limit", opt.time_limit, "stop after this many seconds (0: none)")->check(seconds_validator());
+}
+
+int run_conform(const ConformOptions& opt, std::ostream& out, std::ostream& err) {
+  auto start = std::chrono::steady_clock::now();
+  // The logs first: a bad log is named with its line and field before the spec is compiled.
+  std::vector<verbs::CallLog> logs;
+  for (const std::string& path : opt.logs) {
+    try {
+      logs.push_back(verbs::read_call_log(path));
+    } catch (const verbs::CallLogFileError& e) {
+      err << "qpcheck: error: " << e.what() << "\n";
+      return code(ExitCode::kUsage);
+    } catch (const verbs::CallLogError& e) {
+      err << trace::printable(e.what(), 400) << ": error: not a valid call log\n";
+      return code(ExitCode::kUsage);
+    }
+  }
+  frontend::Spec spec;
+  lang::Compiled compiled;
+  if (auto f = spec.attempt([&] {
+        lang::ParamOverrides overrides = frontend::parse_param_assignments(opt.params);
+        spec.read(opt.spec, lang::default_search_path(opt.lib_dirs));
+        compiled = spec.compile(overrides);
+      })) {
+    err << f->text;
+    return code(f->kind == frontend::Failure::Kind::kSpec ? ExitCode::kInvalidSpec : ExitCode::kUsage);
+  }
+  err << spec.render(compiled.warnings);
+  const model::Model& m = *compiled.model;
+  std::vector<std::string> ops = conform::replay_ops_used(m);
+  verbs::Observed observed;
+  try {
+    observed = verbs::observe(logs, ops);
+  } catch (const verbs::CallLogError& e) {
+    err << trace::printable(e.what(), 400) << ": error: the log cannot be read as a run of this spec\n";
+    return code(ExitCode::kUsage);
+  }
+
+  conform::ConformLimits limits;
+  limits.max_states = opt.max_states;
+  if (opt.time_limit > 0) {
+    limits.deadline = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                  std::chrono::duration<double>(opt.time_limit));
+  }
+  limits.interrupt = &install_interrupt_handlers();
+  model::BuildLimits build;
+  build.deadline = limits.deadline;
+  build.interrupt = limits.interrupt;
+  model::ModelSystem system(m, build);
+  ConformResult r = conform::check_conformance(system, verbs::replay_vocabulary(), observed.observations,
+                                               observed.ended, limits);
+  const std::vector<conform::Observation>& obs = observed.observations;
+  std::vector<RunStep> steps = run_steps(system, r);
+  const lang::SourceManager& sources = *m.sources;
+
+  if (opt.format == Format::kJson) {
+    json j;
+    j["conform_report"] = 1;
+    j["spec"] = opt.spec;
+    j["logs"] = opt.logs;
+    j["params"] = json::array();
+    for (const auto& [k, v] : m.params) j["params"].push_back(json{{"name", k}, {"value", v}});
+    j["verdict"] = verdict_name(r.verdict);
+    j["event"] = r.event + 1;
+    if (r.event < obs.size()) j["observed"] = observation_json(obs[r.event], r.event);
+    if (r.verdict == ConformResult::Verdict::kViolates) {
+      j["property"] = r.property;
+      j["message"] = r.message;
+    }
+    if (!r.limit.empty()) j["limit"] = r.limit;
+    j["allowed"] = json::array();
+    for (const conform::Allowed& a : r.allowed) {
+      json ops_j = json::array();
+      for (const trace::ReplayStep& s : a.ops) ops_j.push_back(op_text(s.op, s.args));
+      trace::SourceRef at = trace::source_ref(sources, a.span);
+      j["allowed"].push_back(json{{"actor", a.actor},
+                                  {"ops", ops_j},
+                                  {"at", json{{"file", at.file}, {"line", at.line}, {"text", at.text}}},
+                                  {"fails", a.fails}});
+    }
+    j["observations"] = json::array();
+    for (size_t i = 0; i < obs.size(); ++i) j["observations"].push_back(observation_json(obs[i], i));
+    j["run"] = json::array();
+    for (const RunStep& s : steps) {
+      json st{{"actor", s.actor}, {"at", json{{"file", s.at.file}, {"line", s.at.line}, {"text", s.at.text}}}};
+      if (s.event >= 0) st["event"] = s.event + 1;
+      j["run"].push_back(st);
+    }
+    j["skipped"] = json::array();
+    for (const conform::Skipped& s : observed.skipped) {
+      j["skipped"].push_back(json{{"call", s.call}, {"why", s.why}, {"count", s.count}});
+    }
+    j["notes"] = observed.notes;
+    j["stats"] = json{{"observations", obs.size()}, {"states", r.states}, {"widest", r.widest},
+                      {"seconds", r.seconds}};
+    out << j.dump(2) << "\n";
+    return exit_of(r.verdict);
+  }
+
+  size_t calls = 0;
+  for (const verbs::CallLog& l : logs) calls += l.calls.size();
+  int skipped = 0;
+  for (const conform::Skipped& s : observed.skipped) skipped += s.count;
+  out << fmt::format("conform: {} against {} log{}: {} calls, {} observations, {} calls skipped\n",
+                     trace::printable(opt.spec, 200), logs.size(), logs.size() == 1 ? "" : "s", calls, obs.size(),
+                     skipped);
+  for (const std::string& n : observed.notes) out << "note: " << trace::printable(n, 400) << "\n";
+  auto show_obs = [&](size_t i) {
+    const conform::Observation& o = obs[i];
+    return fmt::format("event {} {}: {}{} <- {}", i + 1, trace::printable(o.source, 200),
+                       trace::printable(op_text(o.op, o.args), 200), o.failed ? " (failed)" : "", o.call);
+  };
+  switch (r.verdict) {
+    case ConformResult::Verdict::kConforms:
+      out << fmt::format("CONFORMS: all {} observations are steps of the spec{}\n", obs.size(),
+                         observed.ended ? ", and its run can end where the program ended" : "");
+      break;
+    case ConformResult::Verdict::kViolates:
+      out << fmt::format("VIOLATES at {}\n  the spec's step for this call fails {}: {}\n", show_obs(r.event),
+                         r.property, trace::printable(r.message, 400));
+      if (r.event + 1 < obs.size()) {
+        out << fmt::format("  (the spec's runs end there: the {} later observations are not checked)\n",
+                           obs.size() - r.event - 1);
+      }
+      break;
+    case ConformResult::Verdict::kDeviates:
+      if (r.event < obs.size()) {
+        out << fmt::format("DEVIATES at {}\n", show_obs(r.event));
+      } else {
+        out << fmt::format("DEVIATES at the end of the log: the program exited, but every run of the spec that "
+                           "matches the {} observations still has to make a call\n",
+                           obs.size());
+      }
+      out << (r.allowed.empty() ? "  the spec allows no further call there\n" : "  the spec allowed there:\n");
+      for (const conform::Allowed& a : r.allowed) {
+        std::string ops_text;
+        for (const trace::ReplayStep& s : a.ops) ops_text += (ops_text.empty() ? "" : ", ") + op_text(s.op, s.args);
+        trace::SourceRef at = trace::source_ref(sources, a.span);
+        out << fmt::format("    {:<12} {}{}   {}:{}: {}\n", a.actor, ops_text, a.fails.empty() ? "" : " (fails " + a.fails + ")",
+                           at.file, at.line, trace::printable(at.text, 120));
+      }
+      break;
+    case ConformResult::Verdict::kInconclusive:
+      out << fmt::format("INCONCLUSIVE: the {} limit was reached after matching {} of {} observations\n",
+                         r.limit, r.event, obs.size());
+      break;
+  }
+  out << fmt::format("the spec's run ({} steps: {} observed, {} hidden):\n", steps.size(),
+                     std::count_if(steps.begin(), steps.end(), [](const RunStep& s) { return s.event >= 0; }),
+                     std::count_if(steps.begin(), steps.end(), [](const RunStep& s) { return s.event < 0; }));
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const RunStep& s = steps[i];
+    std::string what = s.event >= 0 ? show_obs(static_cast<size_t>(s.event)) : "(hidden)";
+    out << fmt::format("  {:>3} {:<14} {}:{}  {}\n", i + 1, s.actor, s.at.file, s.at.line, what);
+  }
+  if (!observed.skipped.empty()) {
+    out << "skipped calls (no operation of the spec stands for them):\n";
+    for (const conform::Skipped& s : observed.skipped) {
+      out << fmt::format("  {:<20} x{:<4} {}\n", s.call, s.count, s.why);
+    }
+  }
+  out << fmt::format("{} model states, widest {}, {:.3f} s\n", r.states, r.widest, r.seconds);
+  return exit_of(r.verdict);
+}
+
+}  // namespace qpcheck::cli

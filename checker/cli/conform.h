@@ -1,0 +1,33 @@
+// `qpcheck conform SPEC LOG...`: is the run recorded in LOG (one call log per process, written by the LD_PRELOAD
+// recorder, docs/record-log.md) a behaviour of SPEC? (docs/conform.md). Exit codes: 20 CONFORMS, 21 DEVIATES (at a
+// named event), 22 INCONCLUSIVE (a bound was hit), 23 VIOLATES (the run conforms up to a call that failed where the
+// spec's step fails a property), 3 invalid spec, 4 usage or an invalid log (file:line and the field).
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "checker/cli/verify.h"
+
+namespace qpcheck::cli {
+
+struct ConformOptions {
+  std::string spec;
+  std::vector<std::string> logs;
+  std::vector<std::string> params;      // "NAME=VALUE"
+  std::vector<std::string> lib_dirs;
+  Format format = Format::kText;
+  uint64_t max_states = 1'000'000;      // model states held over the whole check
+  double time_limit = 0;                // seconds, 0: none
+};
+
+void setup_conform(CLI::App& app, ConformOptions& opt);
+
+// Runs the check; the report to `out`, diagnostics to `err`. Returns an ExitCode value.
+int run_conform(const ConformOptions& opt, std::ostream& out, std::ostream& err);
+
+}  // namespace qpcheck::cli

@@ -1,0 +1,76 @@
+// The conformance check (docs/conform.md): is an observed run (observation.h) a behaviour of a spec? Trace
+// validation in the manner of Cirstea, Kuppe, Loillier and Merz (2024) and of Netsem/SibylFS: the set of model states
+// consistent with the observations so far, closed under the steps nobody observes, is carried from one observation
+// to the next.
+//
+// A step of the model is observable when the procedures it calls declare a host replay operation (a verbs or CM
+// call, ReplayOpSpec::host); its host operations, bound to the call's arguments (trace::bind_replay), must equal the
+// next observations, in order. Every other step (fabric and CM rules, the device's own observations such as
+// expect_cm_event, process steps without a call) is hidden and may be taken any number of times between two
+// observations. Invariants are not evaluated (that is verify's job); a step that fails a property matches only an
+// observation of a call that failed, and the spec's run ends there.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "checker/conform/observation.h"
+#include "checker/lang/replay_vocabulary.h"
+#include "checker/model/check_result.h"
+#include "checker/model/model_system.h"
+#include "checker/trace/trace.h"
+
+namespace qpcheck::conform {
+
+struct ConformLimits {
+  uint64_t max_states = 1'000'000;  // model states held over all layers (0: no bound)
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  const std::atomic<bool>* interrupt = nullptr;
+};
+
+// A next step the spec allowed where the observed run deviated.
+struct Allowed {
+  std::string actor;                     // "client", "server"
+  std::vector<trace::ReplayStep> ops;    // its host operations, bound
+  lang::Span span;                       // the statement or rule
+  std::string fails;                     // the property its step violates, if it fails
+};
+
+struct ConformResult {
+  enum class Verdict { kConforms, kDeviates, kViolates, kInconclusive };
+  Verdict verdict = Verdict::kInconclusive;
+  // kDeviates: the index of the first observation no run of the spec could take (observations.size() when the log
+  // ended where every run of the spec still had to make a call); kViolates: the observation whose step fails a
+  // property; kConforms: observations.size().
+  size_t event = 0;
+  std::vector<Allowed> allowed;          // kDeviates: the host steps enabled there, deduplicated
+  std::string property;                  // kViolates: the property the matched step fails, with its message
+  std::string message;
+  std::string limit;                     // kInconclusive: "max-states", "time-limit", "interrupted"
+  // A run of the spec through the observations: to the end (kConforms), to the failing step (kViolates), or the
+  // shortest run through the longest matched prefix (kDeviates, kInconclusive). matched[i] is the observation that
+  // path action i matched first, or -1 for a hidden step.
+  model::Path path;
+  std::vector<int> matched;
+  uint64_t states = 0;                   // model states held, over all observations
+  uint64_t widest = 0;                   // the largest set of states consistent with one prefix of the log
+  double seconds = 0;
+};
+
+// Checks `observations` against `system` from its initial states. `require_end`: the program ended normally, so the
+// spec's run must be able to end too (every process terminated or at an `end` label, after hidden steps) once every
+// observation is matched. `vocabulary` says which replay operations are host ones. Never throws for a well-formed
+// model; a step that cannot be evaluated counts as failing (runtime_error).
+ConformResult check_conformance(model::ModelSystem& system, const lang::ReplayVocabulary& vocabulary,
+                                const std::vector<Observation>& observations, bool require_end,
+                                const ConformLimits& limits = {});
+
+// The replay operations of every procedure the model's processes and rules can call (directly or through other
+// procedures), by name: what the spec can observe. The log reader skips the calls of other operations.
+std::vector<std::string> replay_ops_used(const model::Model& model);
+
+}  // namespace qpcheck::conform

@@ -1,0 +1,256 @@
+// The conformance check (checker/conform) on call logs shipped as test data (tests/conform/logs): verdicts, the
+// deviating event, what the spec allowed there, exact state counts, and every kind of bad log (truncated, corrupt,
+// out of order, another schema version, a handle the run never created) with its file:line and field.
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "checker/cli/conform.h"
+#include "checker/cli/exit_codes.h"
+#include "checker/conform/conform.h"
+#include "checker/frontend/frontend.h"
+#include "verbs_backend/call_log.h"
+#include "verbs_backend/replay_ops.h"
+
+namespace qpcheck {
+namespace {
+
+using conform::ConformResult;
+
+const std::string kLogs = "tests/conform/logs/";
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream s(text);
+  for (std::string l; std::getline(s, l);) out.push_back(l);
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const std::string& l : lines) out += l + "\n";
+  return out;
+}
+
+struct Checked {
+  ConformResult result;
+  verbs::Observed observed;
+};
+
+Checked check(const std::string& spec_path, const std::vector<verbs::CallLog>& logs,
+              const lang::ParamOverrides& params = {}) {
+  frontend::Spec spec;
+  spec.read(spec_path, lang::default_search_path({}));
+  lang::Compiled c = spec.compile(params);
+  Checked out;
+  out.observed = verbs::observe(logs, conform::replay_ops_used(*c.model));
+  model::ModelSystem system(*c.model);
+  out.result = conform::check_conformance(system, verbs::replay_vocabulary(), out.observed.observations,
+                                          out.observed.ended);
+  return out;
+}
+
+std::vector<verbs::CallLog> pair(const std::string& stem) {
+  return {verbs::read_call_log(kLogs + stem + ".client.jsonl"), verbs::read_call_log(kLogs + stem + ".server.jsonl")};
+}
+
+std::string err_of(const std::string& name, const std::string& text) {
+  try {
+    verbs::parse_call_log(name, text);
+  } catch (const verbs::CallLogError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST_CASE("a run that posts its receives before rdma_connect conforms to spec 01, on both transports") {
+  Checked c = check("spec/01_linux_today.qpspec", pair("synthetic_01_today"));
+  CHECK(c.result.verdict == ConformResult::Verdict::kConforms);
+  CHECK(c.observed.observations.size() == 25);
+  CHECK(c.result.event == 25);
+  CHECK(c.result.path.actions.size() == 31);
+  CHECK(c.result.states == 193);
+  int observed_steps = 0;
+  for (int m : c.result.matched) observed_steps += m >= 0;
+  CHECK(observed_steps == 21);  // recv_completion is one step for two observations (poll_recv, post_recv)
+  // what the spec does not describe is listed, never dropped silently
+  int skipped = 0;
+  for (const conform::Skipped& s : c.observed.skipped) skipped += s.count;
+  CHECK(skipped == 19);  // 44 calls, 25 observations
+  Checked iw = check("spec/01_linux_today.qpspec", pair("synthetic_01_today"), {{"transport", "IWARP"}});
+  CHECK(iw.result.verdict == ConformResult::Verdict::kConforms);
+  CHECK(iw.result.path.actions.size() == 35);
+}
+
+TEST_CASE("the same program with the 2021 patch's order deviates from spec 01 at its rdma_connect") {
+  Checked c = check("spec/01_linux_today.qpspec", pair("synthetic_01_after_established"));
+  REQUIRE(c.result.verdict == ConformResult::Verdict::kDeviates);
+  REQUIRE(c.result.event == 1);
+  CHECK(c.observed.observations[1].call == "rdma_connect");
+  CHECK(c.observed.observations[1].source == kLogs + "synthetic_01_after_established.client.jsonl:12");
+  REQUIRE(c.result.allowed.size() == 1);
+  CHECK(c.result.allowed[0].actor == "client");
+  REQUIRE(c.result.allowed[0].ops.size() == 1);
+  CHECK(c.result.allowed[0].ops[0].op == "post_recv");
+  CHECK(c.result.allowed[0].ops[0].args == std::vector<std::string>{"ACTIVE", "2"});
+  CHECK(c.result.path.actions.size() == 1);
+  // and the patch's spec refuses today's order at the post
+  Checked p = check("spec/02_patch_client_first.qpspec", pair("synthetic_01_today"));
+  REQUIRE(p.result.verdict == ConformResult::Verdict::kDeviates);
+  CHECK(p.result.event == 1);
+  CHECK(p.observed.observations[1].call == "ibv_post_recv");
+  REQUIRE(p.result.allowed.size() == 1);
+  CHECK(p.result.allowed[0].ops[0].op == "connect");
+}
+
+TEST_CASE("a call that failed matches the spec's failing step: VIOLATES; a call that succeeded there deviates") {
+  std::vector<verbs::CallLog> logs = pair("synthetic_01_today");
+  // the client's first ibv_post_recv (line 12) returned EINVAL, as on a QP in RESET
+  std::vector<std::string> lines = lines_of(slurp(kLogs + "synthetic_01_today.client.jsonl"));
+  REQUIRE(lines[11].find("ibv_post_recv") != std::string::npos);
+  lines[11].replace(lines[11].find("\"ret\": 0"), 8, "\"ret\": 22, \"errno\": 22");
+  std::vector<verbs::CallLog> failed{verbs::parse_call_log("client.jsonl", joined(lines)), logs[1]};
+  Checked v = check("spec/06_today_strict_create.qpspec", failed);
+  REQUIRE(v.result.verdict == ConformResult::Verdict::kViolates);
+  CHECK(v.result.event == 1);
+  CHECK(v.result.property == "no_post_in_illegal_state");
+  Checked d = check("spec/06_today_strict_create.qpspec", logs);
+  REQUIRE(d.result.verdict == ConformResult::Verdict::kDeviates);
+  CHECK(d.result.event == 1);
+  REQUIRE(d.result.allowed.size() == 1);
+  CHECK(d.result.allowed[0].fails == "no_post_in_illegal_state");
+}
+
+TEST_CASE("a log from another spec deviates at its first call that spec does not make there") {
+  Checked c = check("spec/09_plain_verbs_bringup.qpspec", pair("synthetic_01_today"));
+  REQUIRE(c.result.verdict == ConformResult::Verdict::kDeviates);
+  CHECK(c.result.event == 0);
+  CHECK(c.observed.observations[0].call == "ibv_post_recv");
+  REQUIRE(!c.result.allowed.empty());
+  CHECK(c.result.allowed[0].ops[0].op == "ibv_create_qp");
+}
+
+TEST_CASE("a log without its trailer is checked as far as it goes, and a conforming prefix need not end") {
+  std::vector<std::string> lines = lines_of(slurp(kLogs + "synthetic_01_today.client.jsonl"));
+  lines.resize(16);  // up to the first ibv_post_send, no trailer
+  std::vector<std::string> server = lines_of(slurp(kLogs + "synthetic_01_today.server.jsonl"));
+  server.resize(12);  // up to its ESTABLISHED
+  std::vector<verbs::CallLog> logs{verbs::parse_call_log("client.jsonl", joined(lines)),
+                                   verbs::parse_call_log("server.jsonl", joined(server))};
+  Checked c = check("spec/01_linux_today.qpspec", logs);
+  CHECK(!c.observed.ended);
+  CHECK(c.observed.observations.size() == 10);
+  REQUIRE(!c.observed.notes.empty());
+  CHECK(c.observed.notes[0].find("no trailer") != std::string::npos);
+  CHECK(c.result.verdict == ConformResult::Verdict::kConforms);
+}
+
+TEST_CASE("a complete log that stops where the spec still has to call deviates at the end") {
+  // the client's log without its last call (DISCONNECTED) but with a trailer
+  std::vector<std::string> lines = lines_of(slurp(kLogs + "synthetic_01_today.client.jsonl"));
+  lines.erase(lines.end() - 2);
+  lines.back() = R"({"end": true, "records": 22, "lost": 0})";
+  std::vector<verbs::CallLog> logs{verbs::parse_call_log("client.jsonl", joined(lines)),
+                                   verbs::read_call_log(kLogs + "synthetic_01_today.server.jsonl")};
+  Checked c = check("spec/01_linux_today.qpspec", logs);
+  REQUIRE(c.result.verdict == ConformResult::Verdict::kDeviates);
+  CHECK(c.result.event == c.observed.observations.size());
+  REQUIRE(!c.result.allowed.empty());
+  CHECK(c.result.allowed[0].ops[0].op == "get_cm_event");
+}
+
+TEST_CASE("bad logs name the file, the line and the field") {
+  std::string good = slurp(kLogs + "synthetic_01_today.server.jsonl");
+  std::vector<std::string> lines = lines_of(good);
+  CHECK(err_of("s.jsonl", good.substr(0, good.size() - 20)) ==
+        "s.jsonl:" + std::to_string(lines.size()) + ": the last line is cut off (no newline): the log is truncated");
+  {
+    std::vector<std::string> l = lines;
+    l[3] = l[3].substr(0, 30) + "\"}";
+    CHECK(err_of("s.jsonl", joined(l)).rfind("s.jsonl:4: not JSON: ", 0) == 0);
+  }
+  {
+    std::vector<std::string> l = lines;
+    std::swap(l[3], l[4]);
+    CHECK(err_of("s.jsonl", joined(l)) == "s.jsonl:4: field 'seq': 4 out of order (expected 3)");
+  }
+  {
+    std::vector<std::string> l = lines;
+    l[4].replace(l[4].find("\"t\": "), 12, "\"t\": 5");
+    CHECK(err_of("s.jsonl", joined(l)).rfind("s.jsonl:5: field 't': 5 ns is before the thread's previous record", 0) ==
+          0);
+  }
+  {
+    std::vector<std::string> l = lines;
+    l[2].replace(l[2].find("\"seq\": 2"), 8, "\"seq\": \"2\"");
+    CHECK(err_of("s.jsonl", joined(l)) == "s.jsonl:3: field 'seq': expected an integer, found \"2\"");
+  }
+  {
+    std::vector<std::string> l = lines;
+    l[0].replace(l[0].find("\"qpcheck_record\": 1"), 19, "\"qpcheck_record\": 2");
+    CHECK(err_of("s.jsonl", joined(l)) == "s.jsonl:1: field 'qpcheck_record': schema version 2; this qpcheck reads "
+                                          "version 1");
+  }
+  {
+    std::vector<std::string> l = lines;
+    l.push_back(l[1]);
+    CHECK(err_of("s.jsonl", joined(l)) ==
+          "s.jsonl:" + std::to_string(l.size()) + ": a line after the trailer (\"end\": true)");
+  }
+  CHECK(err_of("s.jsonl", "") == "s.jsonl:1: empty: not a qpcheck call log");
+  CHECK(err_of("s.jsonl", "{\"a\": 1}\n") == "s.jsonl:1: field 'qpcheck_record': missing: not a qpcheck call log");
+  CHECK(err_of("s.jsonl", lines[0] + "\n" + std::string(20, '[') + "\n") == "s.jsonl:2: nested deeper than 8 levels");
+  // a handle the run never created: named when the log is read as a run
+  {
+    std::vector<std::string> l = lines;
+    size_t at = l[8].find("\"qp\": \"0x59a0\"");
+    REQUIRE(at != std::string::npos);
+    l[8].replace(at, 14, "\"qp\": \"0xdead\"");
+    std::vector<verbs::CallLog> logs{verbs::read_call_log(kLogs + "synthetic_01_today.client.jsonl"),
+                                     verbs::parse_call_log("s.jsonl", joined(l))};
+    try {
+      verbs::observe(logs, {"post_recv", "create_qp"});
+      FAIL("no error");
+    } catch (const verbs::CallLogError& e) {
+      CHECK(std::string(e.what()).rfind("s.jsonl:9: field 'qp': QP 0xdead was not created", 0) == 0);
+    }
+  }
+}
+
+TEST_CASE("qpcheck conform's exit codes") {
+  std::ostringstream out, err;
+  cli::ConformOptions opt;
+  opt.spec = "spec/01_linux_today.qpspec";
+  opt.logs = {kLogs + "synthetic_01_today.client.jsonl", kLogs + "synthetic_01_today.server.jsonl"};
+  CHECK(cli::run_conform(opt, out, err) == cli::code(cli::ExitCode::kConforms));
+  opt.logs = {kLogs + "synthetic_01_after_established.client.jsonl",
+              kLogs + "synthetic_01_after_established.server.jsonl"};
+  CHECK(cli::run_conform(opt, out, err) == cli::code(cli::ExitCode::kDeviates));
+  CHECK(out.str().find("DEVIATES at event 2 ") != std::string::npos);
+  opt.max_states = 20;
+  opt.logs = {kLogs + "synthetic_01_today.client.jsonl", kLogs + "synthetic_01_today.server.jsonl"};
+  CHECK(cli::run_conform(opt, out, err) == cli::code(cli::ExitCode::kConformInconclusive));
+  opt.max_states = 0;
+  opt.logs = {kLogs + "no-such.jsonl"};
+  CHECK(cli::run_conform(opt, out, err) == cli::code(cli::ExitCode::kUsage));
+  opt.logs = {"spec/01_linux_today.qpspec"};
+  err.str("");
+  CHECK(cli::run_conform(opt, out, err) == cli::code(cli::ExitCode::kUsage));
+  CHECK(err.str().rfind("spec/01_linux_today.qpspec:1: not JSON", 0) == 0);
+  opt.logs = {kLogs + "synthetic_01_today.client.jsonl"};
+  opt.spec = "tests/bad/no-such.qpspec";
+  CHECK(cli::run_conform(opt, out, err) == cli::code(cli::ExitCode::kUsage));
+}
+
+}  // namespace
+}  // namespace qpcheck
