@@ -51,8 +51,8 @@ flags=(-std=c++20 -O1 -g -I"$root" -fsanitize=address,undefined -fno-sanitize-re
 # A test is a file that includes doctest, not a name pattern (a source named like a test was left out once, and a
 # missed source is a link error here).
 mapfile -t lib_srcs < <(grep -L 'doctest/doctest\.h' checker/lang/*.cc checker/frontend/*.cc checker/model/*.cc \
-                           checker/explore/*.cc checker/trace/*.cc)
-lib_srcs+=(verbs_backend/conductor.cc verbs_backend/device.cc verbs_backend/replay_ops.cc)
+                           checker/explore/*.cc checker/trace/*.cc checker/conform/*.cc)
+lib_srcs+=(verbs_backend/conductor.cc verbs_backend/device.cc verbs_backend/replay_ops.cc verbs_backend/call_log.cc)
 objs=()
 pids=()
 for src in "${lib_srcs[@]}"; do
@@ -67,7 +67,7 @@ for src in "${lib_srcs[@]}"; do
 done
 for p in "${pids[@]}"; do wait "$p" || { echo "fuzz: compiling failed"; echo "0 passed, 1 failed"; exit 1; }; done
 
-harnesses=(parse_fuzzer spec_fuzzer trace_fuzzer)
+harnesses=(parse_fuzzer spec_fuzzer trace_fuzzer call_log_fuzzer)
 [ -n "$only" ] && harnesses=("$only")
 for h in "${harnesses[@]}"; do
   "$cxx" "${flags[@]}" -fsanitize=fuzzer "fuzz/$h.cc" "${objs[@]}" -lfmt -o "$out/bin/$h" ||
@@ -85,6 +85,8 @@ seed() {
       for f in spec/*.qpspec spec/lib/*.qpspec tests/corpus/*.qpspec tests/bad/*.qpspec tests/gate/*.qpspec; do
         [ -f "$f" ] && cp -n "$f" "$dir/$(echo "$f" | tr / _)"
       done ;;
+    call_log_fuzzer)
+      for f in tests/conform/logs/*.jsonl; do [ -f "$f" ] && cp -n "$f" "$dir/$(basename "$f")"; done ;;
   esac
 }
 
