@@ -1,6 +1,7 @@
 // The conformance check (checker/conform) on call logs shipped as test data (tests/conform/logs): verdicts, the
 // deviating event, what the spec allowed there, exact state counts, and every kind of bad log (truncated, corrupt,
 // out of order, another schema version, a handle the run never created) with its file:line and field.
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -123,7 +124,8 @@ TEST_CASE("a call that failed matches the spec's failing step: VIOLATES; a call 
   Checked v = check("spec/06_today_strict_create.qpspec", failed);
   REQUIRE(v.result.verdict == ConformResult::Verdict::kViolates);
   CHECK(v.result.event == 1);
-  CHECK(v.result.property == "no_post_in_illegal_state");
+  REQUIRE(v.result.violation);
+  CHECK(v.result.violation->property == "no_post_in_illegal_state");
   Checked d = check("spec/06_today_strict_create.qpspec", logs);
   REQUIRE(d.result.verdict == ConformResult::Verdict::kDeviates);
   CHECK(d.result.event == 1);
@@ -237,6 +239,18 @@ TEST_CASE("qpcheck conform's exit codes") {
               kLogs + "synthetic_01_after_established.server.jsonl"};
   CHECK(cli::run_conform(opt, out, err) == cli::code(cli::ExitCode::kDeviates));
   CHECK(out.str().find("DEVIATES at event 2 ") != std::string::npos);
+  // the picture: the spec's run, the recorded calls beside its steps, the deviation on the red line
+  std::string svg = std::string(std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp") + "/conform.svg";
+  opt.svg = svg;
+  CHECK(cli::run_conform(opt, out, err) == cli::code(cli::ExitCode::kDeviates));
+  std::string chart = slurp(svg);
+  CHECK(chart.find("observed (call log)") != std::string::npos);
+  CHECK(chart.find("event 1: synthetic_01_after_established.client.jsonl:11 rdma_create_qp") != std::string::npos);
+  CHECK(chart.find("DEVIATES at event 2: synthetic_01_after_established.client.jsonl:12 rdma_connect") !=
+        std::string::npos);
+  opt.svg = opt.logs[0];  // never over an input
+  CHECK(cli::run_conform(opt, out, err) == cli::code(cli::ExitCode::kUsage));
+  opt.svg.clear();
   opt.max_states = 20;
   opt.logs = {kLogs + "synthetic_01_today.client.jsonl", kLogs + "synthetic_01_today.server.jsonl"};
   CHECK(cli::run_conform(opt, out, err) == cli::code(cli::ExitCode::kConformInconclusive));

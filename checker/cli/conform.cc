@@ -1,18 +1,24 @@
 #include "checker/cli/conform.h"
 
+#include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <tuple>
 #include <ostream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "checker/cli/atomic_file.h"
 #include "checker/cli/exit_codes.h"
 #include "checker/cli/format_option.h"
 #include "checker/cli/interrupt.h"
+#include "checker/cli/output_paths.h"
 #include "checker/conform/conform.h"
 #include "checker/frontend/frontend.h"
 #include "checker/model/model_system.h"
 #include "checker/trace/build.h"
+#include "checker/trace/msc.h"
 #include "checker/trace/render.h"
 #include "verbs_backend/call_log.h"
 #include "verbs_backend/replay_ops.h"
@@ -72,6 +78,68 @@ std::vector<RunStep> run_steps(model::ModelSystem& system, const ConformResult& 
   return out;
 }
 
+std::string observation_text(const std::vector<conform::Observation>& obs, size_t i) {
+  const conform::Observation& o = obs[i];
+  // the log's file name and line (the folder is in the report's list of logs)
+  return fmt::format("event {}: {} {}{}", i + 1, std::filesystem::path(o.source).filename().string(), o.call,
+                     o.failed ? " (failed)" : "");
+}
+
+// The spec's run as a report for the pictures: each step with the recorded calls it matched, the verdict as the title
+// and, where the run stops (a deviation, a limit), the reason on the red line.
+trace::Trace run_picture(model::ModelSystem& system, const ConformResult& r, const verbs::Observed& observed,
+                         const std::string& spec) {
+  const std::vector<conform::Observation>& obs = observed.observations;
+  model::CheckResult cr;
+  cr.path = r.path;
+  if (r.verdict == ConformResult::Verdict::kViolates) {
+    cr.outcome = model::Outcome::kViolated;
+    cr.violation = r.violation;
+  }
+  trace::Trace t = trace::build_trace(system, cr, spec, "bfs");
+  t.engine = "conform";
+  for (size_t i = 0; i < t.steps.size() && i < r.matched.size(); ++i) {
+    if (r.matched[i] < 0) continue;
+    size_t first = static_cast<size_t>(r.matched[i]);
+    size_t n = 0;
+    for (const trace::Call& c : t.steps[i].calls) {
+      for (const trace::ReplayStep& op : c.replay) {
+        const lang::ReplayOpSpec* spec_op = verbs::replay_vocabulary().find(op.op, static_cast<int>(op.args.size()));
+        n += spec_op && spec_op->host;
+      }
+    }
+    std::string text;
+    for (size_t k = first; k < first + std::max<size_t>(n, 1) && k < obs.size(); ++k) {
+      text += (text.empty() ? "" : "; ") + observation_text(obs, k);
+    }
+    t.steps[i].observed = text;
+  }
+  switch (r.verdict) {
+    case ConformResult::Verdict::kConforms:
+      t.title = fmt::format("{}: the recorded run CONFORMS ({} observations)", spec, obs.size());
+      break;
+    case ConformResult::Verdict::kViolates:
+      t.title = fmt::format("{}: the recorded run VIOLATES {} at event {}", spec, r.violation->property, r.event + 1);
+      break;
+    case ConformResult::Verdict::kDeviates: {
+      t.title = fmt::format("{}: the recorded run DEVIATES at event {}", spec, r.event + 1);
+      std::string allowed;
+      for (const conform::Allowed& a : r.allowed) {
+        for (const trace::ReplayStep& s : a.ops) allowed += (allowed.empty() ? "" : ", ") + op_text(s.op, s.args);
+      }
+      t.message = r.event < obs.size()
+                      ? fmt::format("DEVIATES at {}: {}; the spec allowed: {}", observation_text(obs, r.event),
+                                    op_text(obs[r.event].op, obs[r.event].args), allowed.empty() ? "nothing" : allowed)
+                      : fmt::format("DEVIATES at the end of the log; the spec still had to make: {}", allowed);
+      break;
+    }
+    case ConformResult::Verdict::kInconclusive:
+      t.title = fmt::format("{}: INCONCLUSIVE ({}) after {} of {} observations", spec, r.limit, r.event, obs.size());
+      break;
+  }
+  return t;
+}
+
 }  // namespace
 
 void setup_conform(CLI::App& app, ConformOptions& opt) {
@@ -87,10 +155,33 @@ void setup_conform(CLI::App& app, ConformOptions& opt) {
       ->check(count_validator())
       ->capture_default_str();
   app.add_option("--time-limit", opt.time_limit, "stop after this many seconds (0: none)")->check(seconds_validator());
+  app.add_option("--svg", opt.svg, "write the spec's run as a message sequence chart with the observed calls "
+                                   "beside its steps (SVG)")
+      ->check(path_validator());
+  app.add_option("--html", opt.html, "the same chart in a standalone HTML page with the steps")->check(path_validator());
 }
 
 int run_conform(const ConformOptions& opt, std::ostream& out, std::ostream& err) {
   auto start = std::chrono::steady_clock::now();
+  // No picture may overwrite an input (a log, the spec) or the other picture.
+  {
+    std::vector<std::pair<std::string, std::string>> inputs =
+        spec_inputs({opt.spec}, lang::default_search_path(opt.lib_dirs));
+    for (const std::string& l : opt.logs) inputs.emplace_back("log", l);
+    if (std::string conflict = output_path_conflict({{"--svg", opt.svg}, {"--html", opt.html}}, inputs, false);
+        !conflict.empty()) {
+      err << "qpcheck: error: " << conflict << "\n";
+      return code(ExitCode::kUsage);
+    }
+  }
+  AtomicFile svg_file, html_file;
+  for (auto [path, file] : {std::pair{&opt.svg, &svg_file}, std::pair{&opt.html, &html_file}}) {
+    if (path->empty()) continue;
+    if (std::string why = file->open(*path); !why.empty()) {
+      err << fmt::format("qpcheck: error: cannot write '{}': {}\n", trace::printable(*path, 200), why);
+      return code(ExitCode::kUsage);
+    }
+  }
   // The logs first: a bad log is named with its line and field before the spec is compiled.
   std::vector<verbs::CallLog> logs;
   for (const std::string& path : opt.logs) {
@@ -141,6 +232,19 @@ int run_conform(const ConformOptions& opt, std::ostream& out, std::ostream& err)
   const std::vector<conform::Observation>& obs = observed.observations;
   std::vector<RunStep> steps = run_steps(system, r);
   const lang::SourceManager& sources = *m.sources;
+  if (!opt.svg.empty() || !opt.html.empty()) {
+    trace::Trace t = run_picture(system, r, observed, opt.spec);
+    for (auto [path, file, render] : {std::tuple{&opt.svg, &svg_file, &trace::to_svg},
+                                      std::tuple{&opt.html, &html_file, &trace::to_html}}) {
+      if (path->empty()) continue;
+      file->write(render(t));
+      if (std::string why = file->commit(); !why.empty()) {
+        err << fmt::format("qpcheck: error: writing '{}' failed ({}); the previous file is unchanged\n",
+                           trace::printable(*path, 200), why);
+        return code(ExitCode::kInternal);
+      }
+    }
+  }
 
   if (opt.format == Format::kJson) {
     json j;
@@ -153,8 +257,8 @@ int run_conform(const ConformOptions& opt, std::ostream& out, std::ostream& err)
     j["event"] = r.event + 1;
     if (r.event < obs.size()) j["observed"] = observation_json(obs[r.event], r.event);
     if (r.verdict == ConformResult::Verdict::kViolates) {
-      j["property"] = r.property;
-      j["message"] = r.message;
+      j["property"] = r.violation->property;
+      j["message"] = r.violation->message;
     }
     if (!r.limit.empty()) j["limit"] = r.limit;
     j["allowed"] = json::array();
@@ -206,7 +310,7 @@ int run_conform(const ConformOptions& opt, std::ostream& out, std::ostream& err)
       break;
     case ConformResult::Verdict::kViolates:
       out << fmt::format("VIOLATES at {}\n  the spec's step for this call fails {}: {}\n", show_obs(r.event),
-                         r.property, trace::printable(r.message, 400));
+                         r.violation->property, trace::printable(r.violation->message, 400));
       if (r.event + 1 < obs.size()) {
         out << fmt::format("  (the spec's runs end there: the {} later observations are not checked)\n",
                            obs.size() - r.event - 1);

@@ -23,6 +23,8 @@ struct ConformOptions {
   Format format = Format::kText;
   uint64_t max_states = 1'000'000;      // model states held over the whole check
   double time_limit = 0;                // seconds, 0: none
+  std::string svg;                      // the spec's run as a message sequence chart, the observed calls beside
+  std::string html;                     // the same as a standalone page with the steps
 };
 
 void setup_conform(CLI::App& app, ConformOptions& opt);

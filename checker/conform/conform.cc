@@ -236,8 +236,7 @@ class Checker {
     if (violation_) {
       r.verdict = ConformResult::Verdict::kViolates;
       r.event = violation_event_;
-      r.property = violation_->property;
-      r.message = violation_->message;
+      r.violation = violation_;
       path_to(r, violation_node_, violation_action_);
       return;
     }

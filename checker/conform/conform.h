@@ -48,8 +48,7 @@ struct ConformResult {
   // property; kConforms: observations.size().
   size_t event = 0;
   std::vector<Allowed> allowed;          // kDeviates: the host steps enabled there, deduplicated
-  std::string property;                  // kViolates: the property the matched step fails, with its message
-  std::string message;
+  std::optional<model::Violation> violation;  // kViolates: what the matched step fails
   std::string limit;                     // kInconclusive: "max-states", "time-limit", "interrupted"
   // A run of the spec through the observations: to the end (kConforms), to the failing step (kViolates), or the
   // shortest run through the longest matched prefix (kDeviates, kInconclusive). matched[i] is the observation that

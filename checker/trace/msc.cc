@@ -68,7 +68,8 @@ std::string shorten(const std::string& s, size_t n) {
 Msc build_msc(const Trace& t) {
   Msc m;
   m.rows = static_cast<int>(t.steps.size());
-  m.title = t.property.empty() ? fmt::format("{}: witness ({}: a run to a terminal valid end)", t.spec, t.verdict)
+  m.title = !t.title.empty()      ? t.title
+            : t.property.empty() ? fmt::format("{}: witness ({}: a run to a terminal valid end)", t.spec, t.verdict)
                                : fmt::format("{}: {} violated", t.spec, t.property);
   m.violation = t.message;
   // Lanes: processes in the order of the final positions, then actors not listed there.
@@ -124,6 +125,7 @@ Msc build_msc(const Trace& t) {
   }
   for (size_t r = 0; r < t.steps.size(); ++r) {
     const Step& s = t.steps[r];
+    m.observed.push_back(s.observed);
     int row = static_cast<int>(r);
     int lane = s.is_rule ? fabric : lane_of(s.actor);
     std::string label;
@@ -227,7 +229,9 @@ std::string to_svg(const Trace& t) {
   Msc m = build_msc(t);
   const int lane_w = 230, left = 56, row_h = 46;
   // About 7 px per character at 12 px, 9.5 at the title's 15 px bold (DejaVu Sans, the widest of the fonts named).
-  int width = left + static_cast<int>(m.lanes.size()) * lane_w + 20;
+  bool observed = std::any_of(m.observed.begin(), m.observed.end(), [](const std::string& o) { return !o.empty(); });
+  const int observed_w = observed ? 330 : 0;  // a column of the recorded calls (qpcheck conform)
+  int width = left + static_cast<int>(m.lanes.size()) * lane_w + observed_w + 20;
   std::vector<std::string> params;
   for (const auto& [k, v] : t.params) params.push_back(k + "=" + v);
   std::vector<std::string> param_lines = wrap(params, static_cast<size_t>(std::max(20, (width - 20) / 7)), "  ");
@@ -262,6 +266,17 @@ std::string to_svg(const Trace& t) {
   // Step numbers.
   for (int r = 0; r < m.rows; ++r) {
     o += fmt::format("<text x=\"10\" y=\"{}\" fill=\"#555555\">{}</text>\n", ry(r) + 4, r + 1);
+  }
+  // The recorded calls beside the steps they matched.
+  if (observed) {
+    int x = left + static_cast<int>(m.lanes.size()) * lane_w + 10;
+    o += fmt::format("<text x=\"{}\" y=\"{}\" font-weight=\"bold\">observed (call log)</text>\n", x, top - 13);
+    for (int r = 0; r < m.rows; ++r) {
+      const std::string& text = m.observed[static_cast<size_t>(r)];
+      if (text.empty()) continue;
+      o += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#1e7b34\"><title>{}</title>{}</text>\n", x, ry(r) + 4,
+                       esc(text), esc(shorten(text, 46)));
+    }
   }
   // Marks first (as boxes), so that the arrows' labels can be kept off them.
   std::vector<Box> taken;
@@ -336,8 +351,19 @@ std::string to_svg(const Trace& t) {
     int y = m.violation_row >= m.rows ? ry(m.rows) : ry(m.violation_row) + row_h / 2 - 4;
     o += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#b00020\" stroke-width=\"3\"/>\n", left,
                      y, width - 20, y);
-    o += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#b00020\" font-weight=\"bold\">\u2717 {}</text>\n", left, y + 18,
-                     esc(m.violation));
+    // wrapped at the chart's width (about 7.5 px per bold character), so that a long message is never cut off
+    std::vector<std::string> words;
+    for (size_t at = 0; at < m.violation.size();) {
+      size_t sp = m.violation.find(' ', at);
+      if (sp == std::string::npos) sp = m.violation.size();
+      if (sp > at) words.push_back(m.violation.substr(at, sp - at));
+      at = sp + 1;
+    }
+    std::vector<std::string> lines = wrap(words, static_cast<size_t>(std::max(20, (width - left - 40) * 2 / 15)), " ");
+    for (size_t i = 0; i < lines.size(); ++i) {
+      o += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#b00020\" font-weight=\"bold\">{}{}</text>\n", left,
+                       y + 18 + 16 * static_cast<int>(i), i == 0 ? "\u2717 " : "  ", esc(lines[i]));
+    }
   }
   o += "</svg>\n";
   return o;
@@ -355,11 +381,14 @@ std::string to_html(const Trace& t) {
   o += "</p>\n";
   std::string svg = to_svg(t);
   o += svg;
-  o += "<h2>Steps</h2>\n<table>\n<tr><th>#</th><th>actor</th><th>statement</th><th>source</th></tr>\n";
+  bool observed = std::any_of(t.steps.begin(), t.steps.end(), [](const Step& s) { return !s.observed.empty(); });
+  o += fmt::format("<h2>Steps</h2>\n<table>\n<tr><th>#</th><th>actor</th><th>statement</th><th>source</th>{}</tr>\n",
+                   observed ? "<th>observed</th>" : "");
   for (const Step& s : t.steps) {
-    o += fmt::format("<tr{}><td>{}</td><td>{}</td><td><code>{}</code></td><td>{}:{}</td></tr>\n",
+    o += fmt::format("<tr{}><td>{}</td><td>{}</td><td><code>{}</code></td><td>{}:{}</td>{}</tr>\n",
                      s.failed ? " class=\"failed\"" : "", s.index, esc(s.actor), esc(s.source.text),
-                     esc(s.source.file), s.source.line);
+                     esc(s.source.file), s.source.line,
+                     observed ? fmt::format("<td><code>{}</code></td>", esc(s.observed)) : "");
   }
   o += "</table>\n</body>\n</html>\n";
   return o;

@@ -42,6 +42,7 @@ struct Msc {
   int violation_row = -1;          // the row at which the property breaks (rows: after the last step)
   std::string violation;           // "invariant passive_send_after_peer_recv is false"
   std::string title;               // "spec/03_...qpspec: passive_send_after_peer_recv violated"
+  std::vector<std::string> observed;  // per row: the recorded calls the step matched (Step::observed), or ""
 };
 
 // Lays out a violated trace or a witness (a `holds` trace with steps). A trace without steps gives a chart with lanes

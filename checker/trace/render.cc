@@ -84,6 +84,7 @@ void append_steps(const Trace& t, std::string& out) {
       verbs.push_back(c.verbs.empty() ? call_text(c) : fmt::format("{} = {}", c.verbs, call_text(c)));
     }
     for (const std::string& v : verbs) out += fmt::format("       > {}\n", v);
+    if (!s.observed.empty()) out += fmt::format("       = observed: {}\n", s.observed);
     for (const Change& c : s.changes) out += fmt::format("         {}: {} -> {}\n", c.name, c.before, c.after);
     if (s.failed) out += fmt::format("       ** this step violates {}: {}\n", t.property, t.message);
   }
@@ -262,6 +263,7 @@ nlohmann::json to_json(const Trace& t) {
     for (const Step& s : t.steps) {
       nlohmann::json js = {{"index", s.index}, {"actor", s.actor}, {"kind", s.is_rule ? "rule" : "process"},
                            {"source", source_json(s.source)}, {"failed", s.failed}};
+      if (!s.observed.empty()) js["observed"] = s.observed;
       if (!s.verbs.empty()) js["verbs"] = s.verbs;
       if (!s.is_rule) js["at"] = s.at;
       js["calls"] = nlohmann::json::array();
@@ -500,6 +502,7 @@ Trace from_json(const nlohmann::json& j) {
       s.at = js.str_or_empty("at");
       s.source = source_from(js.object("source"));
       s.failed = js.boolean("failed");
+      s.observed = js.str_or_empty("observed");
       if (s.failed && (t.verdict != "violated" || i + 1 != steps.size())) {
         throw ReportError(fmt::format("field '{}' is true, but only the last step of a violated trace can fail",
                                       js.name("failed")));

@@ -48,6 +48,9 @@ struct Step {
   std::vector<Call> calls;
   std::vector<Change> changes;
   bool failed = false;            // the step itself violated a property (fail/assert/runtime error)
+  // `qpcheck conform`: the recorded calls this step of the spec matched ("event 3: client.jsonl:12 ibv_post_recv");
+  // empty for a hidden step and in every other report.
+  std::string observed;
 };
 
 // Where a process stands in the last state of a counterexample.
@@ -90,6 +93,7 @@ struct Trace {
   std::string spec;                                         // the main spec file
   std::vector<std::pair<std::string, std::string>> params;  // every param with its value
   std::string engine = "explicit";
+  std::string title;              // the pictures' title; empty: made from the verdict and the property
   std::string strategy = "bfs";
   std::string verdict;            // "holds", "violated", "inconclusive"
   std::string limit;              // inconclusive: which limit ("max-states", ...)
