@@ -111,6 +111,13 @@ std::vector<HelpSection> help_sections(const std::string& sub) {
                         {E::kInternal, "internal error"},
                         {E::kEnvironment, "no RDMA support, no such device, no permission, no address"}})};
   }
+  if (sub == "walk") {
+    return {exit_codes({{E::kHolds, "the schedules were written"},
+                        {E::kInvalidSpec, "invalid spec"},
+                        {E::kUsage, "usage: bad option, --out cannot be created"},
+                        {E::kInternal, "a schedule file could not be written completely"}}),
+            import_search()};
+  }
   if (sub == "conform") {
     return {exit_codes({{E::kConforms, "CONFORMS: the recorded run is a behaviour of the spec"},
                         {E::kDeviates, "DEVIATES: at event k no run of the spec does what the program did"},
@@ -162,7 +169,10 @@ std::unique_ptr<CLI::App> make_app(Commands& c) {
   CLI::App* conform = app->add_subcommand("conform", "check a program's recorded run (call logs of the LD_PRELOAD "
                                                      "recorder) against a spec");
   setup_conform(*conform, c.conform);
-  for (CLI::App* sub : {verify, synth, gate, show, diff, replay, conform}) {
+  CLI::App* walk = app->add_subcommand("walk", "draw schedules from a spec (random walks, or all up to a length) as "
+                                               "replayable reports");
+  setup_walk(*walk, c.walk);
+  for (CLI::App* sub : {verify, synth, gate, show, diff, replay, conform, walk}) {
     sub->footer(render_sections(help_sections(sub->get_name())));
     // A repeatable option takes one value each time it is given, so that `verify --lib-dir DIR FILE` does not take
     // FILE for a second folder.

@@ -17,6 +17,7 @@
 #include "checker/cli/show.h"
 #include "checker/cli/synth.h"
 #include "checker/cli/verify.h"
+#include "checker/cli/walk.h"
 
 namespace qpcheck::cli {
 
@@ -35,6 +36,7 @@ struct Commands {
   DiffOptions diff;
   ReplayOptions replay;
   ConformOptions conform;
+  WalkOptions walk;
 };
 
 // Builds the App over `commands` (which must outlive it).

@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
     if (chosen("show")) return qpcheck::cli::run_show(c.show, std::cout, std::cerr);
     if (chosen("diff")) return qpcheck::cli::run_diff(c.diff, std::cout, std::cerr);
     if (chosen("replay")) return qpcheck::cli::run_replay(c.replay, std::cout, std::cerr);
+    if (chosen("walk")) return qpcheck::cli::run_walk(c.walk, std::cout, std::cerr);
     if (chosen("conform")) return qpcheck::cli::run_conform(c.conform, std::cout, std::cerr);
   } catch (const std::bad_alloc&) {
     std::cerr << "qpcheck: internal error: out of memory (use --max-memory to bound the search)\n";

@@ -43,6 +43,24 @@ while read -r name spec params dev setup exp edit; do
     setup=$(sed -E 's/(^|,)long(,|$)/\1/; s/,$//; s/^$/-/' <<<"$setup")
   fi
   [[ -z "${QPCHECK_LIVE_ONLY:-}" || "$name" =~ $QPCHECK_LIVE_ONLY ]] || continue
+  if [[ "$spec" == walk:* ]]; then
+    # walk:N:SPEC: N schedules drawn from SPEC (qpcheck walk, random walks with seed 1..N), rows NAME-1 ... NAME-k
+    IFS=: read -r _ count wspec <<<"$spec"
+    args=()
+    if [ "$params" != "-" ]; then IFS=, read -ra ps <<<"$params"; for p in "${ps[@]}"; do args+=(--param "$p"); done; fi
+    file="spec/$wspec.qpspec"
+    [[ "$wspec" != */* ]] || file="tests/live/$wspec.qpspec"
+    rm -rf "$work/walk-$name"
+    "$qp" walk "$file" "${args[@]}" --count "$count" --out "$work/walk-$name" >/dev/null 2>"$work/err" ||
+      die "qpcheck walk $file ${args[*]} failed: $(head -n 3 "$work/err")"
+    for w in "$work/walk-$name"/walk-*.json; do
+      k=$(basename "$w" .json); k=${k#walk-}; k=$((10#$k))
+      cp "$w" "$vm_root/traces/$name-$k.json"
+      echo "$name-$k $dev $setup $exp" >>"$vm_root/traces/list"
+      expect[$name-$k]=$exp; device[$name-$k]=$dev; names+=("$name-$k")
+    done
+    continue
+  fi
   if [[ "$spec" == trace:* ]]; then
     # a hand-written trace file (tests/live/traces/), replayed as it is
     cp "tests/live/${spec#trace:}" "$work/$name.json" || die "no trace file tests/live/${spec#trace:}"
