@@ -2,6 +2,7 @@
 // deviating event, what the spec allowed there, exact state counts, and every kind of bad log (truncated, corrupt,
 // out of order, another schema version, a handle the run never created) with its file:line and field.
 #include <cstdlib>
+#include <cstdint>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -227,6 +228,56 @@ TEST_CASE("bad logs name the file, the line and the field") {
       CHECK(std::string(e.what()).rfind("s.jsonl:9: field 'qp': QP 0xdead was not created", 0) == 0);
     }
   }
+}
+
+// Logs recorded in the live VM (tests/live/run_conform.sh) of our ULP (verbs_backend/ulp), both builds, on rxe and siw.
+TEST_CASE("recorded runs of our ULP: each build conforms to its own ordering's spec and deviates from the other's") {
+  struct Row {
+    const char* build;
+    const char* device;
+    const char* transport;
+    uint64_t states_own;  // model states held checking against its own spec
+  };
+  for (const Row& r : std::vector<Row>{{"before_connect", "rxe0", "IB", 63},
+                                       {"after_established", "rxe0", "IB", 72},
+                                       {"before_connect", "siw0", "IWARP", 54},
+                                       {"after_established", "siw0", "IWARP", 50}}) {
+    std::string stem = kLogs + "ulp_recv_" + r.build + "." + r.device;
+    std::vector<verbs::CallLog> logs{verbs::read_call_log(stem + ".server.jsonl"),
+                                     verbs::read_call_log(stem + ".client.jsonl")};
+    lang::ParamOverrides params{{"transport", r.transport}};
+    bool early = std::string(r.build) == "before_connect";
+    std::string own = early ? "spec/13_ulp_recv_before_connect.qpspec" : "spec/14_ulp_recv_after_established.qpspec";
+    std::string other = early ? "spec/14_ulp_recv_after_established.qpspec" : "spec/13_ulp_recv_before_connect.qpspec";
+    INFO(stem);
+    Checked c = check(own, logs, params);
+    CHECK(c.result.verdict == ConformResult::Verdict::kConforms);
+    CHECK(c.observed.observations.size() == 29);
+    CHECK(c.result.path.actions.size() == 41);
+    CHECK(c.result.states == r.states_own);
+    CHECK(c.observed.ended);
+    Checked d = check(other, logs, params);
+    REQUIRE(d.result.verdict == ConformResult::Verdict::kDeviates);
+    CHECK(d.result.event == 7);  // after create_id, resolve_addr and route with their events, listen, create_qp
+    CHECK(d.observed.observations[7].call == (early ? "ibv_post_recv" : "rdma_connect"));
+    CHECK(d.observed.observations[7].source == stem + ".client.jsonl:17");
+    REQUIRE(d.result.allowed.size() == 1);
+    CHECK(d.result.allowed[0].ops[0].op == (early ? "connect" : "post_recv"));
+  }
+}
+
+TEST_CASE("a recorded run whose client made its cm_id before the server listened deviates from spec 14 at once") {
+  // recorded when the live job's payload started the client too early (it saw the previous run's "listening"); the
+  // spec says the client starts once the server listens
+  std::vector<verbs::CallLog> logs{verbs::read_call_log(kLogs + "rxe_client_before_listen.server.jsonl"),
+                                   verbs::read_call_log(kLogs + "rxe_client_before_listen.client.jsonl")};
+  Checked c = check("spec/14_ulp_recv_after_established.qpspec", logs);
+  REQUIRE(c.result.verdict == ConformResult::Verdict::kDeviates);
+  CHECK(c.result.event == 0);
+  CHECK(c.observed.observations[0].call == "rdma_create_id");
+  REQUIRE(c.result.allowed.size() == 1);
+  CHECK(c.result.allowed[0].ops[0].op == "listen");
+  CHECK(c.result.allowed[0].actor == "server");
 }
 
 TEST_CASE("qpcheck conform's exit codes") {

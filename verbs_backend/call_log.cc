@@ -208,7 +208,7 @@ class Observer {
     for (const At& a : all) one(a);
     for (const auto& [k, c] : created_) {
       (void)k;
-      ++skipped_[{c->call, "a cm_id that never became an endpoint (a listener)"}];
+      ++skipped_[{c->call, "a cm_id that never became an endpoint (a listener, or one librdmacm made for itself)"}];
     }
     // An rdma_create_id is written when its cm_id turns active, at its own time.
     std::stable_sort(out_.observations.begin(), out_.observations.end(),

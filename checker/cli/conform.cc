@@ -254,7 +254,8 @@ int run_conform(const ConformOptions& opt, std::ostream& out, std::ostream& err)
     j["params"] = json::array();
     for (const auto& [k, v] : m.params) j["params"].push_back(json{{"name", k}, {"value", v}});
     j["verdict"] = verdict_name(r.verdict);
-    j["event"] = r.event + 1;
+    // 1-based; CONFORMS: the number of observations; a deviation at the end of the log: one past the last
+    j["event"] = r.verdict == ConformResult::Verdict::kConforms ? r.event : r.event + 1;
     if (r.event < obs.size()) j["observed"] = observation_json(obs[r.event], r.event);
     if (r.verdict == ConformResult::Verdict::kViolates) {
       j["property"] = r.violation->property;

@@ -357,6 +357,21 @@ int id_call(const char* name, rdma_cm_id* id, F&& f) {
 
 extern "C" {
 
+// Recorded so that what librdmacm does inside it (its first call runs ucma_init, which probes AF_IB support with an
+// rdma_create_id, rdma_bind_addr and rdma_destroy_id of its own) is marked "inside".
+rdma_event_channel* rdma_create_event_channel(void) {
+  NEXT(rdma_create_event_channel);
+  if (!real) return nullptr;
+  Call c("rdma_create_event_channel");
+  rdma_event_channel* ch = real();
+  int err = errno;
+  json j = c.record(ch ? 0 : -1, ch ? 0 : err);
+  j["channel"] = handle(ch);
+  log().write(std::move(j));
+  errno = err;
+  return ch;
+}
+
 int rdma_create_id(rdma_event_channel* channel, rdma_cm_id** id, void* context, rdma_port_space ps) {
   NEXT(rdma_create_id);
   if (!real) return -1;

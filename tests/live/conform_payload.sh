@@ -1,0 +1,34 @@
+#!/bin/sh
+# /payload of the live conformance job (tests/live/run_conform.sh): runs each build of verbs_backend/ulp on each
+# device, server and client as two processes with the LD_PRELOAD recorder, and prints each call log between
+# QPCHECK-LOG-BEGIN NAME / QPCHECK-LOG-END NAME lines; ends with "QPCHECK-VM done".
+so=/lib/libqpcheck_recorder.so
+mkdir -p /tmp/logs
+port=7471  # a port of its own per run (siw refused a connection to a port its previous run had just closed)
+for dev in rxe0:10.11.0.1 siw0:10.12.0.1; do
+  name=${dev%%:*}; addr=${dev#*:}
+  for build in ulp_recv_before_connect ulp_recv_after_established; do
+    run=$build.$name
+    port=$((port + 1))
+    echo "QPCHECK-RUN $run port $port"
+    rm -f /tmp/server.out /tmp/client.out  # the wait below must not see the previous run's "listening"
+    LD_PRELOAD=$so QPCHECK_RECORD=/tmp/logs/$run.server.jsonl timeout 30 /bin/$build -s "$addr" $port >/tmp/server.out 2>&1 &
+    spid=$!
+    # the client starts once the server listens
+    i=0
+    while ! grep -q "listening" /tmp/server.out 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+    LD_PRELOAD=$so QPCHECK_RECORD=/tmp/logs/$run.client.jsonl timeout 30 /bin/$build -c "$addr" $port >/tmp/client.out 2>&1
+    crc=$?
+    wait $spid
+    src=$?
+    echo "QPCHECK-RESULT $run client=$crc server=$src"
+    sed 's/^/  client: /' /tmp/client.out
+    sed 's/^/  server: /' /tmp/server.out
+    for side in server client; do
+      echo "QPCHECK-LOG-BEGIN $run.$side"
+      cat /tmp/logs/$run.$side.jsonl 2>/dev/null
+      echo "QPCHECK-LOG-END $run.$side"
+    done
+  done
+done
+echo "QPCHECK-VM done"

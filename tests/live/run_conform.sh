@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# The live conformance job (docs/conform.md): boots the live VM (tests/live/vm_lib.sh: rxe0 and siw0), runs our ULP
+# (verbs_backend/ulp) in both builds on both devices with the LD_PRELOAD call recorder, brings the call logs back and
+# checks each run with `qpcheck conform`: each build against the spec of its own ordering (required: CONFORMS) and
+# against the other ordering's spec (required: DEVIATES, at the event printed).
+#
+# Exit: 0 every verdict as required; 1 a verdict differs, a program failed, or the VM failed; 77 SKIP (the VM cannot
+# be built here), with the reason. Environment: QPCHECK_VM_CACHE, QPCHECK_VM_TIMEOUT (s, default 600) as for
+# run_live.sh; QPCHECK_CONFORM_LOGS=DIR keeps the recorded logs there.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+repo=$PWD
+start=$(date +%s)
+elapsed() { echo $(( $(date +%s) - start )); }
+skip() { echo "conform-live: SKIP: $*"; echo "conform-live: wall time $(elapsed) s"; exit 77; }
+die() { echo "conform-live: FAIL: $*"; echo "conform-live: wall time $(elapsed) s"; exit 1; }
+# shellcheck source=tests/live/vm_lib.sh
+source tests/live/vm_lib.sh
+
+VM_TIMEOUT=${QPCHECK_VM_TIMEOUT:-600}
+vm_packages
+vm_kernel
+targets=(//checker/cli:qpcheck //verbs_backend/recorder:libqpcheck_recorder.so
+         //verbs_backend/ulp:ulp_recv_before_connect //verbs_backend/ulp:ulp_recv_after_established)
+bazel build "${targets[@]}" >/dev/null 2>&1 || die "bazel build ${targets[*]} failed"
+qp="$repo/bazel-bin/checker/cli/qpcheck"
+work=$(mktemp -d "${TMPDIR:-/tmp}/qpcheck-conform.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+vm_root "$work"
+vm_add "$repo/bazel-bin/verbs_backend/recorder/libqpcheck_recorder.so" /lib/libqpcheck_recorder.so
+for b in ulp_recv_before_connect ulp_recv_after_established; do vm_add "$repo/bazel-bin/verbs_backend/ulp/$b" "/bin/$b"; done
+cp tests/live/conform_payload.sh "$vm_root/payload"
+vm_boot "$VM_TIMEOUT" "$work/vm"
+qrc=$?
+console="$work/vm.out"
+grep -q "QPCHECK-VM done" "$console" || { tail -n 30 "$work/vm.console" "$console"; die "the VM did not finish (qemu exit $qrc)"; }
+logs=${QPCHECK_CONFORM_LOGS:-$work/logs}
+mkdir -p "$logs"
+awk -v dir="$logs" '$1=="QPCHECK-LOG-BEGIN" {f=dir "/" $2 ".jsonl"; printf "" > f; on=1; next}
+                    $1=="QPCHECK-LOG-END" {on=0; close(f); next}
+                    on {print > f}' "$console"
+grep -E "^QPCHECK-RESULT|^  (client|server): ulp:" "$console"
+
+bad=0
+printf '%-40s %-40s %-10s %-10s %s\n' run spec required verdict "at"
+for dev in rxe0 siw0; do
+  params=(); [ "$dev" = siw0 ] && params=(--param transport=IWARP)
+  for build in ulp_recv_before_connect ulp_recv_after_established; do
+    run=$build.$dev
+    grep -q "^QPCHECK-RESULT $run client=0 server=0" "$console" || { echo "conform-live: $run: the program failed"; bad=1; }
+    for spec in 13_ulp_recv_before_connect 14_ulp_recv_after_established; do
+      required=DEVIATES; [ "${spec#*_}" = "$build" ] && required=CONFORMS
+      "$qp" conform "spec/$spec.qpspec" "$logs/$run.server.jsonl" "$logs/$run.client.jsonl" "${params[@]}" \
+        --format json >"$work/report.json" 2>"$work/err"
+      rc=$?
+      verdict=$(jq -r .verdict "$work/report.json" 2>/dev/null)
+      at=$(jq -r 'if .observed then "event \(.event): \(.observed.source | split("/") | last) \(.observed.call)" else "" end' \
+           "$work/report.json" 2>/dev/null)
+      mark=""
+      { [ "$verdict" = "$required" ] && { [ "$required" = CONFORMS ] && [ "$rc" = 20 ] || [ "$rc" = 21 ]; }; } ||
+        { mark="  <-- FAIL (exit $rc: $(head -c 300 "$work/err"))"; bad=1; }
+      obs=$(jq -r '.stats.observations' "$work/report.json" 2>/dev/null)
+      printf '%-40s %-40s %-10s %-10s %s (%s observations)%s\n' "$run" "$spec" "$required" "${verdict:-none}" "$at" \
+        "$obs" "$mark"
+    done
+  done
+done
+for f in "$logs"/*.jsonl; do echo "  $(basename "$f"): $(($(wc -l <"$f") - 2)) records"; done
+echo "conform-live: wall time $(elapsed) s"
+[ "$bad" = 0 ] || { echo "conform-live: FAIL: a verdict differs from the required one"; exit 1; }
+echo "conform-live: PASS"
