@@ -31,4 +31,29 @@ for dev in rxe0:10.11.0.1 siw0:10.12.0.1; do
     done
   done
 done
+# rdma-core's examples (rdmacm-utils), when the job put them in: recorded on rxe0, not checked yet
+record_pair() {  # NAME SERVER-COMMAND... -- CLIENT-COMMAND...
+  run=$1; shift
+  scmd=""; while [ "$1" != "--" ]; do scmd="$scmd $1"; shift; done; shift
+  rm -f /tmp/logs/$run.*.jsonl
+  echo "QPCHECK-RUN $run"
+  LD_PRELOAD=$so QPCHECK_RECORD=/tmp/logs/$run.server.jsonl timeout 30 $scmd >/tmp/server.out 2>&1 &
+  spid=$!
+  sleep 1
+  LD_PRELOAD=$so QPCHECK_RECORD=/tmp/logs/$run.client.jsonl timeout 30 "$@" >/tmp/client.out 2>&1
+  crc=$?
+  wait $spid
+  echo "QPCHECK-EXAMPLE $run client=$crc server=$?"
+  sed 's/^/  client: /' /tmp/client.out | head -n 5
+  sed 's/^/  server: /' /tmp/server.out | head -n 5
+  for side in server client; do
+    echo "QPCHECK-LOG-BEGIN $run.$side"
+    cat /tmp/logs/$run.$side.jsonl 2>/dev/null
+    echo "QPCHECK-LOG-END $run.$side"
+  done
+}
+if [ -x /bin/rping ]; then
+  record_pair rping.rxe0 /bin/rping -s -a 10.11.0.1 -p 7600 -C 1 -- /bin/rping -c -a 10.11.0.1 -p 7600 -C 1
+  record_pair rdma_server_client.rxe0 /bin/rdma_server -s 10.11.0.1 -p 7601 -- /bin/rdma_client -s 10.11.0.1 -p 7601
+fi
 echo "QPCHECK-VM done"

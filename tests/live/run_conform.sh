@@ -29,6 +29,19 @@ trap 'rm -rf "$work"' EXIT
 vm_root "$work"
 vm_add "$repo/bazel-bin/verbs_backend/recorder/libqpcheck_recorder.so" /lib/libqpcheck_recorder.so
 for b in ulp_recv_before_connect ulp_recv_after_established; do vm_add "$repo/bazel-bin/verbs_backend/ulp/$b" "/bin/$b"; done
+# rdma-core's own examples (Debian rdmacm-utils, fetched once into the VM cache): recorded too, their logs kept
+# (QPCHECK_CONFORM_LOGS) for the specs that will describe them; not checked yet.
+utils=$(ls "$VM_CACHE"/debs/rdmacm-utils_*.deb 2>/dev/null | head -n 1)
+if [ -z "$utils" ]; then
+  (cd "$VM_CACHE/debs" && apt-get download -qq rdmacm-utils >/dev/null 2>&1)
+  utils=$(ls "$VM_CACHE"/debs/rdmacm-utils_*.deb 2>/dev/null | head -n 1)
+fi
+if [ -n "$utils" ]; then
+  mkdir -p "$work/utils" && dpkg-deb -x "$utils" "$work/utils"
+  for b in rping rdma_server rdma_client; do vm_add "$work/utils/usr/bin/$b" "/bin/$b"; done
+else
+  echo "conform-live: rdmacm-utils could not be fetched: rping and rdma_server/rdma_client are not recorded"
+fi
 cp tests/live/conform_payload.sh "$vm_root/payload"
 vm_boot "$VM_TIMEOUT" "$work/vm"
 qrc=$?
@@ -39,7 +52,7 @@ mkdir -p "$logs"
 awk -v dir="$logs" '$1=="QPCHECK-LOG-BEGIN" {f=dir "/" $2 ".jsonl"; printf "" > f; on=1; next}
                     $1=="QPCHECK-LOG-END" {on=0; close(f); next}
                     on {print > f}' "$console"
-grep -E "^QPCHECK-RESULT|^  (client|server): ulp:" "$console"
+grep -E "^QPCHECK-(RESULT|EXAMPLE)|^  (client|server): ulp:" "$console"
 
 bad=0
 printf '%-40s %-40s %-10s %-10s %s\n' run spec required verdict "at"
