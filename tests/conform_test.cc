@@ -2,6 +2,7 @@
 // deviating event, what the spec allowed there, exact state counts, and every kind of bad log (truncated, corrupt,
 // out of order, another schema version, a handle the run never created) with its file:line and field.
 #include <cstdlib>
+#include <algorithm>
 #include <cstdint>
 #include <fstream>
 #include <sstream>
@@ -278,6 +279,54 @@ TEST_CASE("a recorded run whose client made its cm_id before the server listened
   REQUIRE(c.result.allowed.size() == 1);
   CHECK(c.result.allowed[0].ops[0].op == "listen");
   CHECK(c.result.allowed[0].actor == "server");
+}
+
+TEST_CASE("rdma-core's examples recorded on rxe read as runs: rping's shared CQ, rdma_client's synchronous API") {
+  auto names = [](const verbs::Observed& o) {
+    std::vector<std::string> out;
+    for (const conform::Observation& x : o.observations) {
+      std::string s = x.op;
+      for (const std::string& a : x.args) s += " " + a;
+      out.push_back(s);
+    }
+    return out;
+  };
+  std::vector<std::string> every;
+  for (const auto& op : verbs::kReplayOps) every.emplace_back(op.name);
+  // rping -C 1: one CQ per side for both queues, polled by a CQ thread; events taken by a CM thread
+  verbs::Observed rping = verbs::observe({verbs::read_call_log(kLogs + "rping.rxe0.server.jsonl"),
+                                          verbs::read_call_log(kLogs + "rping.rxe0.client.jsonl")},
+                                         every);
+  CHECK(rping.observations.size() == 45);
+  std::vector<std::string> r = names(rping);
+  // the flushed send completions at the disconnect are placed by their wr_id (their opcode is not valid)
+  // the flushed completions at the disconnect cannot be placed (their opcode is not valid, and rping gives every WR
+  // wr_id 0): each matches a poll of either queue
+  for (const conform::Observation& o : rping.observations) {
+    if (o.args.size() > 1 && o.args[1] == "IBV_WC_WR_FLUSH_ERR") {
+      CHECK(o.op == "poll_send");
+      REQUIRE(o.alternatives.size() == 1);
+      CHECK(o.alternatives[0].op == "poll_recv");
+    }
+  }
+  CHECK(std::count(r.begin(), r.end(), "poll_send PASSIVE[0] IBV_WC_WR_FLUSH_ERR *") == 1);
+  CHECK(std::count(r.begin(), r.end(), "poll_send ACTIVE[0] IBV_WC_WR_FLUSH_ERR *") == 1);
+  CHECK(std::count(r.begin(), r.end(), "post_send PASSIVE[0] IBV_WR_RDMA_READ") == 1);
+  CHECK(std::count(r.begin(), r.end(), "poll_send PASSIVE[0] IBV_WC_SUCCESS IBV_WC_RDMA_READ") == 1);
+  // the READ is posted (stamped at entry) before its completion is polled, although its record was written after
+  auto post = std::find(r.begin(), r.end(), "post_send PASSIVE[0] IBV_WR_RDMA_READ");
+  auto done = std::find(r.begin(), r.end(), "poll_send PASSIVE[0] IBV_WC_SUCCESS IBV_WC_RDMA_READ");
+  CHECK(post < done);
+  // rdma_server / rdma_client: the synchronous API takes its events inside the calls, and rdma_get_request hands
+  // over a QP librdmacm created
+  verbs::Observed sync = verbs::observe({verbs::read_call_log(kLogs + "rdma_server_client.rxe0.server.jsonl"),
+                                         verbs::read_call_log(kLogs + "rdma_server_client.rxe0.client.jsonl")},
+                                        every);
+  CHECK(sync.observations.size() == 27);
+  std::vector<std::string> q = names(sync);
+  CHECK(std::count(q.begin(), q.end(), "get_cm_event ACTIVE[0] RDMA_CM_EVENT_ESTABLISHED") == 1);
+  CHECK(std::count(q.begin(), q.end(), "get_cm_event PASSIVE[0] RDMA_CM_EVENT_CONNECT_REQUEST") == 1);
+  CHECK(std::count(q.begin(), q.end(), "create_qp PASSIVE[0]") == 1);
 }
 
 TEST_CASE("qpcheck conform's exit codes") {

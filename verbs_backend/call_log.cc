@@ -254,14 +254,20 @@ class Observer {
   void skip(const At& a, const std::string& why) { ++skipped_[{a.call->call, why}]; }
 
   // Emits `op(args)` for the call `a`, unless the spec never makes `op`.
-  void emit(const At& a, const std::string& op, std::vector<std::string> args) {
-    if (!ops_.count(op)) {
+  void emit(const At& a, const std::string& op, std::vector<std::string> args,
+            std::vector<std::pair<std::string, std::vector<std::string>>> alternatives = {}) {
+    bool any = ops_.count(op) > 0;
+    for (const auto& alt : alternatives) any = any || ops_.count(alt.first) > 0;
+    if (!any) {
       skip(a, fmt::format("the spec makes no {}", op));
       return;
     }
     conform::Observation o;
     o.op = op;
     o.args = std::move(args);
+    for (auto& [alt_op, alt_args] : alternatives) {
+      if (ops_.count(alt_op)) o.alternatives.push_back(conform::Observation::Form{alt_op, std::move(alt_args)});
+    }
     o.failed = failed(*a.call);
     o.call = a.call->call;
     o.source = where(a);
@@ -323,7 +329,13 @@ class Observer {
     const LoggedCall& c = *a.call;
     const json& f = c.fields;
     const std::string& call = c.call;
-    if (!c.inside.empty()) return skip(a, "made inside " + c.inside);
+    // librdmacm's synchronous API (a cm_id without an event channel of the program's) takes the call's event
+    // inside it: that event is the program's to observe, right after the call.
+    bool sync_event = call == "rdma_get_cm_event" &&
+                      (c.inside == "rdma_resolve_addr" || c.inside == "rdma_resolve_route" ||
+                       c.inside == "rdma_connect" || c.inside == "rdma_accept" || c.inside == "rdma_disconnect" ||
+                       c.inside == "rdma_listen");  // rdma_get_request is itself the CONNECT_REQUEST's observation
+    if (!c.inside.empty() && !sync_event) return skip(a, "made inside " + c.inside);
     if (call == "rdma_create_id") {
       if (failed(c)) return skip(a, "failed");
       if (!explicit_setup_) return skip(a, "the spec has no create_id (the endpoint is set up before it)");
@@ -354,7 +366,8 @@ class Observer {
       return emit(a, "connect", conn_param(a, e));
     }
     if (call == "rdma_resolve_route") {
-      std::string e = endpoint_of_id(a, handle(a, "id"), "id");
+      // rdma_create_ep resolves the address without a recorded call: the route makes the cm_id active too
+      std::string e = activate(a, handle(a, "id"));
       if (!explicit_setup_) return skip(a, "the spec has no address resolution (the endpoint is set up before it)");
       return emit(a, "resolve_route", {e});
     }
@@ -365,10 +378,19 @@ class Observer {
       if (ev == "RDMA_CM_EVENT_CONNECT_REQUEST") {
         std::string& e = ids_[key(a, id)];
         if (e.empty()) e = passive_for(a, opt_handle(a, "peer"));
-        return emit(a, "get_cm_event", {e, ev});
+        std::string ep = e;
+        emit(a, "get_cm_event", {ep, ev});
+        // rdma_get_request of a listener with a qp_init_attr (rdma_create_ep): the QP was created inside it
+        if (call == "rdma_get_request" && !opt_handle(a, "qp").empty()) {
+          add_qp(a, ep);
+          emit(a, "create_qp", {ep});
+        }
+        return;
       }
       if (listeners_.count(key(a, id))) return skip(a, "an event of the listening cm_id");
-      std::string e = endpoint_of_id(a, id, "id");
+      bool resolution = ev == "RDMA_CM_EVENT_ADDR_RESOLVED" || ev == "RDMA_CM_EVENT_ADDR_ERROR" ||
+                        ev == "RDMA_CM_EVENT_ROUTE_RESOLVED" || ev == "RDMA_CM_EVENT_ROUTE_ERROR";
+      std::string e = resolution ? activate(a, id) : endpoint_of_id(a, id, "id");
       address(a, id);
       if ((ev == "RDMA_CM_EVENT_ADDR_RESOLVED" || ev == "RDMA_CM_EVENT_ROUTE_RESOLVED") && !explicit_setup_) {
         return skip(a, "the spec has no address resolution (the endpoint is set up before it)");
@@ -378,16 +400,7 @@ class Observer {
     if (call == "rdma_create_qp") {
       std::string id = handle(a, "id");
       std::string e = endpoint_of_id(a, id, "id");
-      if (!failed(c)) {
-        std::string qp = handle(a, "qp");
-        qps_[key(a, qp)] = Qp{e};
-        qp_nums_[{a.log, number(a, f, "qp_num")}] = e;
-        for (const char* side : {"send_cq", "recv_cq"}) {
-          Cq& cq = cqs_[key(a, handle(a, side))];
-          cq.endpoint = cq.endpoint.empty() || cq.endpoint == e ? e : "*";
-          (std::string_view(side) == "send_cq" ? cq.send : cq.recv) = true;
-        }
-      }
+      if (!failed(c)) add_qp(a, e);
       std::string srq = opt_handle(a, "srq");
       if (!srq.empty()) return emit(a, "create_qp_srq", {e, srq_index(a, srq)});
       return emit(a, "create_qp", {e});
@@ -416,11 +429,16 @@ class Observer {
     }
     if (call == "ibv_modify_qp") return emit(a, "modify_qp", modify_args(a));
     if (call == "ibv_destroy_qp") return emit(a, "destroy_qp", {qp_endpoint(a)});
-    if (call == "ibv_post_recv") return emit(a, "post_recv", {qp_endpoint(a), std::to_string(number(a, f, "count"))});
+    if (call == "ibv_post_recv") {
+      std::string e = qp_endpoint(a);
+      remember_wr_ids(e, f, "wr_ids", nullptr, true);
+      return emit(a, "post_recv", {e, std::to_string(number(a, f, "count"))});
+    }
     if (call == "ibv_post_send") {
       std::string e = qp_endpoint(a);
       auto wrs = f.find("wrs");
       if (wrs == f.end() || !wrs->is_array()) fail(a, "wrs", "missing or not an array");
+      remember_wr_ids(e, f, "wrs", "wr_id", false);
       for (const json& wr : *wrs) {
         if (!wr.is_object()) fail(a, "wrs", "an element is not an object");
         emit(a, "post_send", {e, name(a, wr, "opcode")});
@@ -445,10 +463,21 @@ class Observer {
         }
         bool recv = cq->second.recv && !cq->second.send;
         if (cq->second.recv && cq->second.send) {
-          // one CQ for both queues: the opcode says which (valid only for a successful completion, ibv_poll_cq.3)
-          if (status != "IBV_WC_SUCCESS") fail(a, "wc", "a failed completion on a CQ shared by a send and a receive "
-                                                        "queue: which queue it came from is unknown");
-          recv = opcode.rfind("IBV_WC_RECV", 0) == 0;
+          // One CQ for both queues: the opcode says which for a successful completion; an error completion's
+          // opcode is not valid (ibv_poll_cq.3), its wr_id is: the queue it was last posted to.
+          if (status == "IBV_WC_SUCCESS") {
+            recv = opcode.rfind("IBV_WC_RECV", 0) == 0;
+          } else {
+            uint64_t id = wc.contains("wr_id") && wc["wr_id"].is_number_unsigned() ? wc["wr_id"].get<uint64_t>()
+                                                                                    : ~uint64_t{0};
+            auto w = wr_queue_.find({e, id});
+            if (w == wr_queue_.end() || w->second == kBoth) {
+              // posted to both queues (rping uses wr_id 0 for every WR), or to neither: either queue's
+              emit(a, "poll_send", {e, status, "*"}, {{"poll_recv", {e, status}}});
+              continue;
+            }
+            recv = w->second == kRecvQueue;
+          }
         }
         if (recv) {
           emit(a, "poll_recv", {e, status});
@@ -460,6 +489,31 @@ class Observer {
       return;
     }
     skip(a, "no replay operation stands for it");
+  }
+
+  // The queues each wr_id of endpoint `e` was posted to, for error completions on a shared CQ.
+  void remember_wr_ids(const std::string& e, const json& f, const char* list, const char* member, bool recv) {
+    auto it = f.find(list);
+    if (it == f.end() || !it->is_array()) return;
+    for (const json& x : *it) {
+      const json* id = member ? (x.is_object() && x.contains(member) ? &x[member] : nullptr) : &x;
+      if (!id || !id->is_number_unsigned()) continue;
+      int& q = wr_queue_[{e, id->get<uint64_t>()}];
+      int mine = recv ? kRecvQueue : kSendQueue;
+      q = q == 0 || q == mine ? mine : kBoth;
+    }
+  }
+
+  // The QP of record `a` ("qp", "qp_num", "send_cq", "recv_cq") is endpoint e's.
+  void add_qp(const At& a, const std::string& e) {
+    const json& f = a.call->fields;
+    qps_[key(a, handle(a, "qp"))] = Qp{e};
+    qp_nums_[{a.log, number(a, f, "qp_num")}] = e;
+    for (const char* side : {"send_cq", "recv_cq"}) {
+      Cq& cq = cqs_[key(a, handle(a, side))];
+      cq.endpoint = cq.endpoint.empty() || cq.endpoint == e ? e : "*";
+      (std::string_view(side) == "send_cq" ? cq.send : cq.recv) = true;
+    }
   }
 
   std::vector<std::string> conn_param(const At& a, const std::string& e) {
@@ -516,6 +570,8 @@ class Observer {
   std::map<std::pair<size_t, int64_t>, std::string> qp_nums_;
   std::map<std::string, Cq> cqs_;
   std::map<std::string, int> srqs_;
+  static constexpr int kSendQueue = 1, kRecvQueue = 2, kBoth = 3;
+  std::map<std::pair<std::string, uint64_t>, int> wr_queue_;  // the queues each wr_id was posted to
   int actives_ = 0;
 };
 

@@ -57,8 +57,17 @@ int exit_of(ConformResult::Verdict v) {
 }
 
 json observation_json(const conform::Observation& o, size_t index) {
-  return json{{"event", index + 1}, {"op", o.op},         {"args", o.args}, {"failed", o.failed},
-              {"call", o.call},     {"source", o.source}, {"t", o.t_ns},    {"tid", o.tid}};
+  json j{{"event", index + 1}, {"op", o.op},         {"args", o.args}, {"failed", o.failed},
+         {"call", o.call},     {"source", o.source}, {"t", o.t_ns},    {"tid", o.tid}};
+  for (const conform::Observation::Form& f : o.alternatives) j["or"].push_back(json{{"op", f.op}, {"args", f.args}});
+  return j;
+}
+
+// The observation's operation, and the other forms it may stand for.
+std::string forms_text(const conform::Observation& o) {
+  std::string s = op_text(o.op, o.args);
+  for (const conform::Observation::Form& f : o.alternatives) s += " or " + op_text(f.op, f.args);
+  return s;
 }
 
 // One line per step of the matched run: the observation it matched, or "hidden".
@@ -302,7 +311,7 @@ int run_conform(const ConformOptions& opt, std::ostream& out, std::ostream& err)
   auto show_obs = [&](size_t i) {
     const conform::Observation& o = obs[i];
     return fmt::format("event {} {}: {}{} <- {}", i + 1, trace::printable(o.source, 200),
-                       trace::printable(op_text(o.op, o.args), 200), o.failed ? " (failed)" : "", o.call);
+                       trace::printable(forms_text(o), 200), o.failed ? " (failed)" : "", o.call);
   };
   switch (r.verdict) {
     case ConformResult::Verdict::kConforms:

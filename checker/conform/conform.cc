@@ -37,12 +37,20 @@ std::string_view without_index0(std::string_view s) {
   return s;
 }
 
-bool matches(const trace::ReplayStep& step, const Observation& o) {
-  if (step.op != o.op || o.args.size() < step.args.size()) return false;
+bool matches_form(const trace::ReplayStep& step, const std::string& op, const std::vector<std::string>& args) {
+  if (step.op != op || args.size() < step.args.size()) return false;
   for (size_t i = 0; i < step.args.size(); ++i) {
-    if (o.args[i] != "*" && without_index0(step.args[i]) != without_index0(o.args[i])) return false;
+    if (args[i] != "*" && without_index0(step.args[i]) != without_index0(args[i])) return false;
   }
   return true;
+}
+
+bool matches(const trace::ReplayStep& step, const Observation& o) {
+  if (matches_form(step, o.op, o.args)) return true;
+  for (const Observation::Form& f : o.alternatives) {
+    if (matches_form(step, f.op, f.args)) return true;
+  }
+  return false;
 }
 
 // Every enabled action of a state: its successor, or the violation of its failing step.

@@ -17,6 +17,13 @@ namespace qpcheck::conform {
 struct Observation {
   std::string op;                  // "post_recv"
   std::vector<std::string> args;   // at least as many as the spec's form of `op` has (extra ones are not compared)
+  // Other forms the call may stand for, when the log cannot tell which (an error completion on a CQ shared by both
+  // queues, its wr_id used by both: poll_send or poll_recv): the observation matches a step of any of its forms.
+  struct Form {
+    std::string op;
+    std::vector<std::string> args;
+  };
+  std::vector<Form> alternatives;
   bool failed = false;             // the call returned an error: it matches only a step that fails a property
   std::string call;                // the program's call, for reports: "ibv_post_recv"
   std::string source;              // where it was recorded: "client.jsonl:14"

@@ -533,6 +533,15 @@ int rdma_get_request(rdma_cm_id* listen, rdma_cm_id** id) {
   if (ret == 0 && id) {
     j["id"] = handle(*id);
     addresses(j, *id);
+    // a listener made with rdma_create_ep and a qp_init_attr: librdmacm created the new cm_id's QP inside
+    if (ibv_qp* qp = (*id)->qp) {
+      patch(qp->context);
+      j["qp"] = handle(qp);
+      j["qp_num"] = qp->qp_num;
+      j["send_cq"] = handle(qp->send_cq);
+      j["recv_cq"] = handle(qp->recv_cq);
+      j["srq"] = handle(qp->srq);
+    }
   }
   log().write(std::move(j));
   errno = err;
