@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "checker/trace/render.h"
 #include "fuzz/check.h"
 #include "verbs_backend/call_log.h"
 #include "verbs_backend/replay_ops.h"
@@ -58,6 +59,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     verbs::Observed o = verbs::observe(logs, every_op());
     for (const std::string& n : o.notes) fuzz::check_terminal_safe(n, "note");
+    // the skipped calls' names and the observations' sources are the log's text: printed through trace::printable
+    // by the CLI; check that what printable makes of them is terminal safe
+    for (const conform::Skipped& k : o.skipped) fuzz::check_terminal_safe(trace::printable(k.call, 80), "skipped");
   } catch (const verbs::CallLogError& e) {
     fuzz::check_terminal_safe(e.what(), "CallLogError (observe)");
   } catch (const std::exception& e) {

@@ -355,6 +355,19 @@ TEST_CASE("qpcheck conform's exit codes") {
   opt.logs = {kLogs + "synthetic_01_today.client.jsonl", kLogs + "synthetic_01_today.server.jsonl"};
   CHECK(cli::run_conform(opt, out, err) == cli::code(cli::ExitCode::kConformInconclusive));
   opt.max_states = 0;
+  // a call name with an ESC from the log never reaches the terminal raw
+  {
+    std::string esc = std::string(std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp") + "/esc.jsonl";
+    std::ofstream(esc) << "{\"qpcheck_record\":1,\"pid\":1}\n{\"seq\":1,\"t\":1,\"tid\":1,\"call\":\"x\\u001b[31m\","
+                          "\"ret\":0}\n{\"end\":true,\"records\":1}\n";
+    cli::ConformOptions e = opt;
+    e.logs = {esc};
+    e.max_states = 0;
+    std::ostringstream eout, eerr;
+    cli::run_conform(e, eout, eerr);
+    CHECK(eout.str().find('\x1b') == std::string::npos);
+    CHECK(eout.str().find("skipped calls") != std::string::npos);
+  }
   opt.logs = {kLogs + "no-such.jsonl"};
   CHECK(cli::run_conform(opt, out, err) == cli::code(cli::ExitCode::kUsage));
   opt.logs = {"spec/01_linux_today.qpspec"};

@@ -359,7 +359,8 @@ int run_conform(const ConformOptions& opt, std::ostream& out, std::ostream& err)
   if (!observed.skipped.empty()) {
     out << "skipped calls (no operation of the spec stands for them):\n";
     for (const conform::Skipped& s : observed.skipped) {
-      out << fmt::format("  {:<20} x{:<4} {}\n", s.call, s.count, s.why);
+      // the call's name comes from the log as written: never raw control characters to the terminal
+      out << fmt::format("  {:<20} x{:<4} {}\n", trace::printable(s.call, 80), s.count, trace::printable(s.why, 200));
     }
   }
   out << fmt::format("{} model states, widest {}, {:.3f} s\n", r.states, r.widest, r.seconds);
