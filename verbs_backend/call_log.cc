@@ -205,7 +205,23 @@ class Observer {
       return a.call->seq < b.call->seq;
     });
     explicit_setup_ = ops_.count("resolve_addr") > 0;
+    // ibv_create_qp.3: sq_sig_all makes every send WR signaled; the QP's ibv_create_qp is often made inside another
+    // call (rdma_create_qp, rdma_create_ep, rdma_get_request), whose records are otherwise skipped.
+    for (const At& a : all) {
+      auto sig = a.call->fields.find("sq_sig_all");
+      auto qp = a.call->fields.find("qp");
+      if (!failed(*a.call) && sig != a.call->fields.end() && sig->is_boolean() && qp != a.call->fields.end() &&
+          qp->is_string()) {
+        sq_sig_all_[key(a, qp->get<std::string>())] = sig->get<bool>();
+      }
+    }
     for (const At& a : all) one(a);
+    if (unsignaled_ > 0) {
+      out_.notes.push_back(fmt::format(
+          "{} send WRs were posted unsignaled (no IBV_SEND_SIGNALED, on a QP without sq_sig_all): the library "
+          "models every WR as signaled, so the model has a send completion for each that the program never polls",
+          unsignaled_));
+    }
     for (const auto& [k, c] : created_) {
       (void)k;
       ++skipped_[{c->call, "a cm_id that never became an endpoint (a listener, or one librdmacm made for itself)"}];
@@ -342,6 +358,7 @@ class Observer {
       created_[key(a, handle(a, "id"))] = &c;  // emitted when the cm_id turns out to be active
       return;
     }
+    if (call == "rdma_create_ep") return create_ep(a);
     if (call == "rdma_bind_addr") return skip(a, "part of listen (rdma_bind_addr + rdma_listen)");
     if (call == "rdma_listen") {
       listeners_.insert(key(a, handle(a, "id")));
@@ -439,8 +456,12 @@ class Observer {
       auto wrs = f.find("wrs");
       if (wrs == f.end() || !wrs->is_array()) fail(a, "wrs", "missing or not an array");
       remember_wr_ids(e, f, "wrs", "wr_id", false);
+      auto sig_all = sq_sig_all_.find(key(a, handle(a, "qp")));
+      bool all_signaled = sig_all != sq_sig_all_.end() && sig_all->second;
       for (const json& wr : *wrs) {
         if (!wr.is_object()) fail(a, "wrs", "an element is not an object");
+        auto sig = wr.find("signaled");
+        if (!all_signaled && sig != wr.end() && sig->is_boolean() && !sig->get<bool>()) ++unsignaled_;
         emit(a, "post_send", {e, name(a, wr, "opcode")});
       }
       return;
@@ -489,6 +510,35 @@ class Observer {
       return;
     }
     skip(a, "no replay operation stands for it");
+  }
+
+  // rdma_create_ep.3 (recorded as one call, its internal calls "inside" it): a passive rdma_addrinfo makes the
+  // listening cm_id (its rdma_listen follows); an active one makes the cm_id, resolves the address and the route
+  // synchronously (rdma_resolve_addr, rdma_resolve_route, each taking its event) and, given a qp_init_attr, creates
+  // the QP: those observations, in that order, at the call's return.
+  void create_ep(const At& a) {
+    const json& f = a.call->fields;
+    if (failed(*a.call)) return skip(a, "failed");
+    auto passive = f.find("passive");
+    if (passive == f.end() || !passive->is_boolean()) fail(a, "passive", "missing or not a boolean");
+    std::string id = handle(a, "id");
+    if (passive->get<bool>()) return skip(a, "a passive endpoint: the listening cm_id of the rdma_listen that follows");
+    std::string e = activate(a, id);
+    address(a, id);
+    if (explicit_setup_) {
+      emit(a, "create_id", {e});
+      emit(a, "resolve_addr", {e});
+      emit(a, "get_cm_event", {e, "RDMA_CM_EVENT_ADDR_RESOLVED"});
+      emit(a, "resolve_route", {e});
+      emit(a, "get_cm_event", {e, "RDMA_CM_EVENT_ROUTE_RESOLVED"});
+    } else {
+      skip(a, "the spec has no address resolution (the endpoint is set up before it)");
+    }
+    if (opt_handle(a, "qp").empty()) return;
+    add_qp(a, e);
+    std::string srq = opt_handle(a, "srq");
+    if (!srq.empty()) return emit(a, "create_qp_srq", {e, srq_index(a, srq)});
+    emit(a, "create_qp", {e});
   }
 
   // The queues each wr_id of endpoint `e` was posted to, for error completions on a shared CQ.
@@ -572,6 +622,8 @@ class Observer {
   std::map<std::string, int> srqs_;
   static constexpr int kSendQueue = 1, kRecvQueue = 2, kBoth = 3;
   std::map<std::pair<std::string, uint64_t>, int> wr_queue_;  // the queues each wr_id was posted to
+  std::map<std::string, bool> sq_sig_all_;  // QP -> its ibv_qp_init_attr.sq_sig_all, where recorded
+  int unsignaled_ = 0;
   int actives_ = 0;
 };
 

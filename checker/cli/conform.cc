@@ -269,6 +269,7 @@ int run_conform(const ConformOptions& opt, std::ostream& out, std::ostream& err)
     if (r.verdict == ConformResult::Verdict::kViolates) {
       j["property"] = r.violation->property;
       j["message"] = r.violation->message;
+      j["refused"] = r.refused;
     }
     if (!r.limit.empty()) j["limit"] = r.limit;
     j["allowed"] = json::array();
@@ -319,8 +320,10 @@ int run_conform(const ConformOptions& opt, std::ostream& out, std::ostream& err)
                          observed.ended ? ", and its run can end where the program ended" : "");
       break;
     case ConformResult::Verdict::kViolates:
-      out << fmt::format("VIOLATES at {}\n  the spec's step for this call fails {}: {}\n", show_obs(r.event),
-                         r.violation->property, trace::printable(r.violation->message, 400));
+      out << fmt::format("VIOLATES at {}\n  the spec's step for this call fails {}: {}\n  {}\n", show_obs(r.event),
+                         r.violation->property, trace::printable(r.violation->message, 400),
+                         r.refused ? "the call failed: the device refused it, as the spec says"
+                                   : "the call succeeded: the device let it pass (the spec forbids it all the same)");
       if (r.event + 1 < obs.size()) {
         out << fmt::format("  (the spec's runs end there: the {} later observations are not checked)\n",
                            obs.size() - r.event - 1);

@@ -49,6 +49,9 @@ struct ConformResult {
   size_t event = 0;
   std::vector<Allowed> allowed;          // kDeviates: the host steps enabled there, deduplicated
   std::optional<model::Violation> violation;  // kViolates: what the matched step fails
+  // kViolates: the call returned an error (the device refused what the spec forbids), or it succeeded (the device let
+  // it pass: a contract of the API that the provider does not check, such as rdma_destroy_id.3's "free the QP first").
+  bool refused = false;
   std::string limit;                     // kInconclusive: "max-states", "time-limit", "interrupted"
   // A run of the spec through the observations: to the end (kConforms), to the failing step (kViolates), or the
   // shortest run through the longest matched prefix (kDeviates, kInconclusive). matched[i] is the observation that

@@ -31,7 +31,8 @@ for dev in rxe0:10.11.0.1 siw0:10.12.0.1; do
     done
   done
 done
-# rdma-core's examples (rdmacm-utils), when the job put them in: recorded on rxe0, not checked yet
+# rdma-core's examples (rdmacm-utils), when the job put them in: recorded on both devices, checked against spec/15_rping
+# and spec/16_rdma_server_client by run_conform.sh
 record_pair() {  # NAME SERVER-COMMAND... -- CLIENT-COMMAND...
   run=$1; shift
   scmd=""; while [ "$1" != "--" ]; do scmd="$scmd $1"; shift; done; shift
@@ -53,7 +54,13 @@ record_pair() {  # NAME SERVER-COMMAND... -- CLIENT-COMMAND...
   done
 }
 if [ -x /bin/rping ]; then
-  record_pair rping.rxe0 /bin/rping -s -a 10.11.0.1 -p 7600 -C 1 -- /bin/rping -c -a 10.11.0.1 -p 7600 -C 1
-  record_pair rdma_server_client.rxe0 /bin/rdma_server -s 10.11.0.1 -p 7601 -- /bin/rdma_client -s 10.11.0.1 -p 7601
+  port=7600
+  for dev in rxe0:10.11.0.1 siw0:10.12.0.1; do
+    name=${dev%%:*}; addr=${dev#*:}
+    port=$((port + 1))
+    record_pair rping.$name /bin/rping -s -a $addr -p $port -C 1 -- /bin/rping -c -a $addr -p $port -C 1
+    port=$((port + 1))
+    record_pair rdma_server_client.$name /bin/rdma_server -s $addr -p $port -- /bin/rdma_client -s $addr -p $port
+  done
 fi
 echo "QPCHECK-VM done"

@@ -2,7 +2,9 @@
 # The live conformance job (docs/conform.md): boots the live VM (tests/live/vm_lib.sh: rxe0 and siw0), runs our ULP
 # (verbs_backend/ulp) in both builds on both devices with the LD_PRELOAD call recorder, brings the call logs back and
 # checks each run with `qpcheck conform`: each build against the spec of its own ordering (required: CONFORMS) and
-# against the other ordering's spec (required: DEVIATES, at the event printed).
+# against the other ordering's spec (required: DEVIATES, at the event printed); and rdma-core's examples from
+# rdmacm-utils on both devices: rdma_server/rdma_client against spec/16 (CONFORMS), rping against spec/15 (VIOLATES, at
+# the server's rdma_destroy_id: rping destroys the cm_id before its QP, which rdma_destroy_id.3 forbids).
 #
 # Exit: 0 every verdict as required; 1 a verdict differs, a program failed, or the VM failed; 77 SKIP (the VM cannot
 # be built here), with the reason. Environment: QPCHECK_VM_CACHE, QPCHECK_VM_TIMEOUT (s, default 600) as for
@@ -29,8 +31,8 @@ trap 'rm -rf "$work"' EXIT
 vm_root "$work"
 vm_add "$repo/bazel-bin/verbs_backend/recorder/libqpcheck_recorder.so" /lib/libqpcheck_recorder.so
 for b in ulp_recv_before_connect ulp_recv_after_established; do vm_add "$repo/bazel-bin/verbs_backend/ulp/$b" "/bin/$b"; done
-# rdma-core's own examples (Debian rdmacm-utils, fetched once into the VM cache): recorded too, their logs kept
-# (QPCHECK_CONFORM_LOGS) for the specs that will describe them; not checked yet.
+# rdma-core's own examples (Debian rdmacm-utils, fetched once into the VM cache): rping and rdma_server/rdma_client,
+# recorded on both devices and checked against spec/15_rping and spec/16_rdma_server_client.
 utils=$(ls "$VM_CACHE"/debs/rdmacm-utils_*.deb 2>/dev/null | head -n 1)
 if [ -z "$utils" ]; then
   (cd "$VM_CACHE/debs" && apt-get download -qq rdmacm-utils >/dev/null 2>&1)
@@ -55,6 +57,24 @@ awk -v dir="$logs" '$1=="QPCHECK-LOG-BEGIN" {f=dir "/" $2 ".jsonl"; printf "" > 
 grep -E "^QPCHECK-(RESULT|EXAMPLE)|^  (client|server): ulp:" "$console"
 
 bad=0
+# check RUN SPEC REQUIRED PARAM...: one row; REQUIRED is the verdict and decides the exit code (docs/cli.md).
+check() {
+  local run=$1 spec=$2 required=$3; shift 3
+  local code
+  case $required in CONFORMS) code=20 ;; DEVIATES) code=21 ;; VIOLATES) code=23 ;; *) code=x ;; esac
+  "$qp" conform "spec/$spec.qpspec" "$logs/$run.server.jsonl" "$logs/$run.client.jsonl" "$@" \
+    --format json >"$work/report.json" 2>"$work/err"
+  local rc=$?
+  local verdict at obs mark=""
+  verdict=$(jq -r .verdict "$work/report.json" 2>/dev/null)
+  at=$(jq -r 'if .observed then "event \(.event): \(.observed.source | split("/") | last) \(.observed.call)" else "" end' \
+       "$work/report.json" 2>/dev/null)
+  { [ "$verdict" = "$required" ] && [ "$rc" = "$code" ]; } ||
+    { mark="  <-- FAIL (exit $rc: $(head -c 300 "$work/err"))"; bad=1; }
+  obs=$(jq -r '.stats.observations' "$work/report.json" 2>/dev/null)
+  printf '%-40s %-40s %-10s %-10s %s (%s observations)%s\n' "$run" "$spec" "$required" "${verdict:-none}" "$at" \
+    "$obs" "$mark"
+}
 printf '%-40s %-40s %-10s %-10s %s\n' run spec required verdict "at"
 for dev in rxe0 siw0; do
   params=(); [ "$dev" = siw0 ] && params=(--param transport=IWARP)
@@ -63,20 +83,19 @@ for dev in rxe0 siw0; do
     grep -q "^QPCHECK-RESULT $run client=0 server=0" "$console" || { echo "conform-live: $run: the program failed"; bad=1; }
     for spec in 13_ulp_recv_before_connect 14_ulp_recv_after_established; do
       required=DEVIATES; [ "${spec#*_}" = "$build" ] && required=CONFORMS
-      "$qp" conform "spec/$spec.qpspec" "$logs/$run.server.jsonl" "$logs/$run.client.jsonl" "${params[@]}" \
-        --format json >"$work/report.json" 2>"$work/err"
-      rc=$?
-      verdict=$(jq -r .verdict "$work/report.json" 2>/dev/null)
-      at=$(jq -r 'if .observed then "event \(.event): \(.observed.source | split("/") | last) \(.observed.call)" else "" end' \
-           "$work/report.json" 2>/dev/null)
-      mark=""
-      { [ "$verdict" = "$required" ] && { [ "$required" = CONFORMS ] && [ "$rc" = 20 ] || [ "$rc" = 21 ]; }; } ||
-        { mark="  <-- FAIL (exit $rc: $(head -c 300 "$work/err"))"; bad=1; }
-      obs=$(jq -r '.stats.observations' "$work/report.json" 2>/dev/null)
-      printf '%-40s %-40s %-10s %-10s %s (%s observations)%s\n' "$run" "$spec" "$required" "${verdict:-none}" "$at" \
-        "$obs" "$mark"
+      check "$run" "$spec" "$required" "${params[@]}"
     done
   done
+  # rdma-core's examples: rdma_server/rdma_client conform to their spec; rping's server destroys its cm_id before
+  # the QP (rdma_destroy_id.3 forbids it): VIOLATES at that rdma_destroy_id (spec/15_rping.qpspec).
+  if [ -n "$utils" ]; then
+    for row in rping:15_rping:VIOLATES rdma_server_client:16_rdma_server_client:CONFORMS; do
+      IFS=: read -r ex spec required <<<"$row"
+      run=$ex.$dev
+      grep -q "^QPCHECK-EXAMPLE $run client=0 server=0" "$console" || { echo "conform-live: $run: the program failed"; bad=1; }
+      check "$run" "$spec" "$required" "${params[@]}"
+    done
+  fi
 done
 for f in "$logs"/*.jsonl; do echo "  $(basename "$f"): $(($(wc -l <"$f") - 2)) records"; done
 echo "conform-live: wall time $(elapsed) s"

@@ -438,6 +438,7 @@ int rdma_create_qp(rdma_cm_id* id, ibv_pd* pd, ibv_qp_init_attr* attr) {
   } else {
     j["srq"] = handle(attr ? attr->srq : nullptr);
   }
+  if (attr) j["sq_sig_all"] = attr->sq_sig_all != 0;
   log().write(std::move(j));
   errno = err;
   return ret;
@@ -516,6 +517,37 @@ int rdma_get_cm_event(rdma_event_channel* channel, rdma_cm_event** event) {
     j["id"] = handle(e->id);
     if (e->event == RDMA_CM_EVENT_CONNECT_REQUEST) j["listen_id"] = handle(e->listen_id);
     addresses(j, e->id);
+  }
+  log().write(std::move(j));
+  errno = err;
+  return ret;
+}
+
+// rdma_create_ep.3: one call that creates a synchronous cm_id and, for an active rdma_addrinfo (no RAI_PASSIVE),
+// resolves its address and route and, given a qp_init_attr, creates its QP; librdmacm makes the cm_id and resolves
+// the address with internal functions that no wrapper sees (rdma_create_id2, rdma_resolve_addr2 in rdma-core 44), so
+// the call is recorded as a whole, stamped at its return, with what it made: "id", "passive", the addresses, and the
+// QP as rdma_create_qp records it.
+int rdma_create_ep(rdma_cm_id** id, rdma_addrinfo* res, ibv_pd* pd, ibv_qp_init_attr* attr) {
+  NEXT(rdma_create_ep);
+  if (!real) return -1;
+  if (pd) patch(pd->context);
+  Call c("rdma_create_ep");
+  int ret = real(id, res, pd, attr);
+  int err = errno;
+  json j = c.record(ret, rdma_err(ret, err), true);
+  j["passive"] = res != nullptr && (res->ai_flags & RAI_PASSIVE) != 0;
+  rdma_cm_id* made = ret == 0 && id ? *id : nullptr;
+  j["id"] = handle(made);
+  addresses(j, made);
+  if (ibv_qp* qp = made ? made->qp : nullptr) {
+    patch(qp->context);
+    j["qp"] = handle(qp);
+    j["qp_num"] = qp->qp_num;
+    j["send_cq"] = handle(qp->send_cq);
+    j["recv_cq"] = handle(qp->recv_cq);
+    j["srq"] = handle(qp->srq);
+    j["sq_sig_all"] = attr != nullptr && attr->sq_sig_all != 0;
   }
   log().write(std::move(j));
   errno = err;
@@ -609,6 +641,7 @@ ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) {
     j["send_cq"] = handle(attr->send_cq);
     j["recv_cq"] = handle(attr->recv_cq);
     j["srq"] = handle(attr->srq);
+    j["sq_sig_all"] = attr->sq_sig_all != 0;
   }
   log().write(std::move(j));
   errno = err;
