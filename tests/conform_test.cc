@@ -386,6 +386,59 @@ TEST_CASE("rdma-core's examples against their specs: rdma_server/rdma_client con
   CHECK(d.result.verdict == ConformResult::Verdict::kDeviates);
 }
 
+TEST_CASE("plain verbs: ibv_rc_pingpong's QPs, named with --map, conform to spec 17; unnamed, the log is refused") {
+  const std::string server = kLogs + "rc_pingpong.rxe0.server.jsonl", client = kLogs + "rc_pingpong.rxe0.client.jsonl";
+  std::vector<verbs::CallLog> logs{verbs::read_call_log(server), verbs::read_call_log(client)};
+  frontend::Spec spec;
+  spec.read("spec/17_rc_pingpong.qpspec", lang::default_search_path({}));
+  lang::Compiled c = spec.compile({});
+  std::vector<std::string> ops = conform::replay_ops_used(*c.model);
+  model::ModelSystem system(*c.model);
+  auto conformance = [&](const std::vector<std::vector<std::string>>& map) {
+    verbs::Observed o = verbs::observe(logs, ops, map);
+    return conform::check_conformance(system, verbs::replay_vocabulary(), o.observations, o.ended);
+  };
+  ConformResult ok = conformance({{"PASSIVE[0]"}, {"ACTIVE[0]"}});
+  CHECK(ok.verdict == ConformResult::Verdict::kConforms);
+  CHECK(ok.event == 20);
+  CHECK(ok.states == 36);
+  // the two QPs the other way round: the "client" would move to RTR before the server wrote its address
+  ConformResult swapped = conformance({{"ACTIVE[0]"}, {"PASSIVE[0]"}});
+  CHECK(swapped.verdict == ConformResult::Verdict::kDeviates);
+  CHECK(swapped.event == 6);
+  // without a name the log is refused at the ibv_create_qp, naming the option
+  try {
+    verbs::observe(logs, ops);
+    FAIL("no error");
+  } catch (const verbs::CallLogError& e) {
+    CHECK(std::string(e.what()).rfind(server + ":3: field 'qp': ", 0) == 0);
+    CHECK(std::string(e.what()).find("--map") != std::string::npos);
+  }
+  // the command line: LOG by path or file name; bad entries are usage errors before anything is checked
+  std::ostringstream out, err;
+  cli::ConformOptions opt;
+  opt.spec = "spec/17_rc_pingpong.qpspec";
+  opt.logs = {server, client};
+  opt.maps = {"rc_pingpong.rxe0.server.jsonl=PASSIVE", client + "=ACTIVE"};
+  CHECK(cli::run_conform(opt, out, err) == cli::code(cli::ExitCode::kConforms));
+  for (const std::vector<std::string>& bad :
+       std::vector<std::vector<std::string>>{{"rc_pingpong.rxe0.server.jsonl"},              // no '='
+                                             {"nosuch.jsonl=PASSIVE"},                        // not a log given
+                                             {"rc_pingpong.rxe0.server.jsonl=SERVER"},        // not an endpoint
+                                             {"rc_pingpong.rxe0.server.jsonl=PASSIVE[x]"},
+                                             {"rc_pingpong.rxe0.server.jsonl=PASSIVE", server + "=ACTIVE"}}) {
+    INFO(bad[0]);
+    opt.maps = bad;
+    err.str("");
+    CHECK(cli::run_conform(opt, out, err) == cli::code(cli::ExitCode::kUsage));
+    CHECK(err.str().find("--map") != std::string::npos);
+  }
+  CHECK(verbs::endpoint_name("ACTIVE") == "ACTIVE[0]");
+  CHECK(verbs::endpoint_name("PASSIVE[12]") == "PASSIVE[12]");
+  CHECK(verbs::endpoint_name("PASSIVE[]").empty());
+  CHECK(verbs::endpoint_name("ACTIVEX").empty());
+}
+
 TEST_CASE("an unsignaled send WR on a QP without sq_sig_all is noted: the library models signaled WRs only") {
   std::vector<std::string> lines = lines_of(slurp(kLogs + "rdma_server_client.rxe0.client.jsonl"));
   for (std::string& l : lines) {

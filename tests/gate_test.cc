@@ -83,12 +83,12 @@ TEST_CASE("gate over spec/: every shipped expectation holds, with exact verdicts
   json s = json::parse(r.out);
   CHECK(s["schema"] == "qpcheck.gate");
   CHECK(s["verdict"] == "pass");
-  CHECK(s["counts"]["specs"] == 16);
-  CHECK(s["counts"]["configurations"] == 50);
-  CHECK(s["counts"]["checks"] == 704);
-  CHECK(s["counts"]["as_expected"] == 704);
+  CHECK(s["counts"]["specs"] == 17);
+  CHECK(s["counts"]["configurations"] == 51);
+  CHECK(s["counts"]["checks"] == 718);
+  CHECK(s["counts"]["as_expected"] == 718);
   CHECK(s["counts"]["new_violations"] == 0);
-  CHECK(s["counts"]["vacuous"] == 207);
+  CHECK(s["counts"]["vacuous"] == 211);
 
   const json& seed = config(s, "spec/03_patch_passive_first_ib.qpspec", "transport=IB connect_rnr_retry=0");
   CHECK(seed["stats"]["states"] == 97);  // every reachable state: the search does not stop at violations
@@ -155,7 +155,7 @@ TEST_CASE("header expectations (// expect:) agree with the spec-level ones for t
     }
     ++checked;
   }
-  CHECK(checked == 16);
+  CHECK(checked == 17);
 }
 
 TEST_CASE("unexpected outcomes fail the gate: a new violation and a violation that no longer happens") {
@@ -281,7 +281,7 @@ TEST_CASE("JUnit validates against tests/schemas/junit.xsd and SARIF against the
   CHECK(sh(validate + (dir / "broken.sarif").string() + " 2>/dev/null") != 0);
 
   // JUnit: one testcase per spec x configuration x property; the counterexample in the failure text.
-  CHECK(xml.find("tests=\"710\" failures=\"2\" errors=\"0\" skipped=\"0\"") != std::string::npos);
+  CHECK(xml.find("tests=\"724\" failures=\"2\" errors=\"0\" skipped=\"0\"") != std::string::npos);
   CHECK(xml.find("<failure message=\"new violation of small (1 step); expected to hold\" type=\"new-violation\">") !=
         std::string::npos);
   // SARIF: the seed violation at the invariant's line, its 10 steps as a code flow through the spec's lines.

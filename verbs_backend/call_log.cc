@@ -181,8 +181,11 @@ struct At {
 // Names the run's handles as the spec does, and writes each call as observations.
 class Observer {
  public:
-  Observer(const std::vector<CallLog>& logs, const std::vector<std::string>& ops)
-      : logs_(logs), ops_(ops.begin(), ops.end()) {}
+  Observer(const std::vector<CallLog>& logs, const std::vector<std::string>& ops,
+           const std::vector<std::vector<std::string>>& plain_qps)
+      : logs_(logs), ops_(ops.begin(), ops.end()), plain_qps_(plain_qps), plain_used_(logs.size(), 0) {
+    plain_qps_.resize(logs.size());
+  }
 
   Observed run() {
     std::vector<At> all;
@@ -441,8 +444,19 @@ class Observer {
       return emit(a, "post_srq_recv", {srq_index(a, handle(a, "srq")), std::to_string(number(a, f, "count"))});
     }
     if (call == "ibv_create_qp") {
-      fail(a, "qp", "a QP created with ibv_create_qp outside rdma_create_qp: conform names endpoints through their "
-                    "cm_ids only (plain-verbs QPs are not supported yet)");
+      // A plain-verbs QP (no cm_id): its endpoint is the next one the map gives this log (--map LOG=EP,...).
+      if (failed(c)) return skip(a, "failed (no QP)");
+      std::vector<std::string>& names = plain_qps_[a.log];
+      size_t& used = plain_used_[a.log];
+      if (used >= names.size()) {
+        fail(a, "qp", fmt::format("a QP created with ibv_create_qp, without a cm_id: conform cannot name its endpoint "
+                                  "from the log; name the QPs this log creates with --map {}=ENDPOINT[,ENDPOINT...] "
+                                  "({} named so far)",
+                                  shown(logs_[a.log].path), used));
+      }
+      std::string e = names[used++];
+      add_qp(a, e);
+      return emit(a, "ibv_create_qp", {e});
     }
     if (call == "ibv_modify_qp") return emit(a, "modify_qp", modify_args(a));
     if (call == "ibv_destroy_qp") return emit(a, "destroy_qp", {qp_endpoint(a)});
@@ -607,6 +621,8 @@ class Observer {
 
   const std::vector<CallLog>& logs_;
   std::set<std::string> ops_;
+  std::vector<std::vector<std::string>> plain_qps_;  // per log: the endpoints of its plain-verbs QPs, in order
+  std::vector<size_t> plain_used_;
   bool explicit_setup_ = false;
   Observed out_;
   std::map<std::pair<std::string, std::string>, int> skipped_;
@@ -629,8 +645,25 @@ class Observer {
 
 }  // namespace
 
-Observed observe(const std::vector<CallLog>& logs, const std::vector<std::string>& spec_ops) {
-  return Observer(logs, spec_ops).run();
+Observed observe(const std::vector<CallLog>& logs, const std::vector<std::string>& spec_ops,
+                 const std::vector<std::vector<std::string>>& plain_qps) {
+  return Observer(logs, spec_ops, plain_qps).run();
+}
+
+std::string endpoint_name(const std::string& text) {
+  for (const char* side : {"ACTIVE", "PASSIVE"}) {
+    std::string_view t(text), s(side);
+    if (t.substr(0, s.size()) != s) continue;
+    std::string_view rest = t.substr(s.size());
+    if (rest.empty()) return std::string(side) + "[0]";
+    if (rest.size() >= 3 && rest.front() == '[' && rest.back() == ']' && rest.size() <= 6) {
+      std::string_view digits = rest.substr(1, rest.size() - 2);
+      if (std::all_of(digits.begin(), digits.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) {
+        return std::string(side) + "[" + std::to_string(std::stoi(std::string(digits))) + "]";
+      }
+    }
+  }
+  return "";
 }
 
 }  // namespace qpcheck::verbs

@@ -73,8 +73,14 @@ struct Observed {
 // ibv_poll_cq when it never polls), each listed in Observed::skipped.
 // Endpoints: the k-th active cm_id (the first that calls rdma_resolve_addr or rdma_connect) is ACTIVE[k]; the cm_id
 // of a CONNECT_REQUEST is PASSIVE[c] for the ACTIVE[c] whose address it comes from (local/peer fields), else the
-// next unpaired index. Throws CallLogError for a call on a handle the log never created (a QP without a cm_id, an
-// unknown CQ).
-Observed observe(const std::vector<CallLog>& logs, const std::vector<std::string>& spec_ops);
+// next unpaired index. A QP made with ibv_create_qp without a cm_id (plain verbs) has no name in the log: the i-th
+// such QP of logs[l] is plain_qps[l][i] (qpcheck conform --map). Throws CallLogError for a call on a handle the log
+// never created (an unknown QP or CQ) and for a plain-verbs QP the map does not name.
+Observed observe(const std::vector<CallLog>& logs, const std::vector<std::string>& spec_ops,
+                 const std::vector<std::vector<std::string>>& plain_qps = {});
+
+// "ACTIVE", "PASSIVE[2]" (an endpoint as a spec names it) in the form observations use ("ACTIVE[0]", "PASSIVE[2]");
+// "" when `text` is not one.
+std::string endpoint_name(const std::string& text);
 
 }  // namespace qpcheck::verbs

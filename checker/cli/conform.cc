@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <sstream>
 #include <tuple>
 #include <ostream>
 
@@ -151,6 +152,43 @@ trace::Trace run_picture(model::ModelSystem& system, const ConformResult& r, con
 
 }  // namespace
 
+// --map LOG=EP[,EP...] into the endpoints of each log's plain-verbs QPs; "" or what is wrong with an entry.
+static std::string plain_qp_map(const std::vector<std::string>& maps, const std::vector<std::string>& logs,
+                         std::vector<std::vector<std::string>>& out) {
+  for (const std::string& m : maps) {
+    size_t eq = m.rfind('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == m.size()) {
+      return fmt::format("--map '{}': expected LOG=ENDPOINT[,ENDPOINT...]", trace::printable(m, 200));
+    }
+    std::string log = m.substr(0, eq);
+    std::vector<size_t> hits;
+    for (size_t i = 0; i < logs.size(); ++i) {
+      if (logs[i] == log) hits = {i};
+    }
+    if (hits.empty()) {
+      for (size_t i = 0; i < logs.size(); ++i) {
+        if (std::filesystem::path(logs[i]).filename() == log) hits.push_back(i);
+      }
+    }
+    if (hits.size() != 1) {
+      return fmt::format("--map '{}': '{}' is {} of the logs given", trace::printable(m, 200),
+                         trace::printable(log, 200), hits.empty() ? "none" : "more than one");
+    }
+    std::vector<std::string>& names = out[hits[0]];
+    if (!names.empty()) return fmt::format("--map: the log '{}' is mapped twice", trace::printable(log, 200));
+    std::stringstream list(m.substr(eq + 1));
+    for (std::string ep; std::getline(list, ep, ',');) {
+      std::string name = verbs::endpoint_name(ep);
+      if (name.empty()) {
+        return fmt::format("--map '{}': '{}' is not an endpoint (ACTIVE, PASSIVE, ACTIVE[1], ...)",
+                           trace::printable(m, 200), trace::printable(ep, 100));
+      }
+      names.push_back(name);
+    }
+  }
+  return "";
+}
+
 void setup_conform(CLI::App& app, ConformOptions& opt) {
   app.add_option("spec", opt.spec, "the .qpspec the program is said to follow")->required();
   app.add_option("logs", opt.logs, "the call logs of the run, one per process (LD_PRELOAD recorder, "
@@ -167,6 +205,8 @@ void setup_conform(CLI::App& app, ConformOptions& opt) {
   app.add_option("--svg", opt.svg, "write the spec's run as a message sequence chart with the observed calls "
                                    "beside its steps (SVG)")
       ->check(path_validator());
+  app.add_option("--map", opt.maps, "LOG=ENDPOINT[,ENDPOINT...]: the endpoints of the QPs LOG creates with "
+                                    "ibv_create_qp (plain verbs, no cm_id), in order (repeatable)");
   app.add_option("--html", opt.html, "the same chart in a standalone HTML page with the steps")->check(path_validator());
 }
 
@@ -217,9 +257,14 @@ int run_conform(const ConformOptions& opt, std::ostream& out, std::ostream& err)
   err << spec.render(compiled.warnings);
   const model::Model& m = *compiled.model;
   std::vector<std::string> ops = conform::replay_ops_used(m);
+  std::vector<std::vector<std::string>> plain_qps(logs.size());
+  if (std::string why = plain_qp_map(opt.maps, opt.logs, plain_qps); !why.empty()) {
+    err << "qpcheck: error: " << why << "\n";
+    return code(ExitCode::kUsage);
+  }
   verbs::Observed observed;
   try {
-    observed = verbs::observe(logs, ops);
+    observed = verbs::observe(logs, ops, plain_qps);
   } catch (const verbs::CallLogError& e) {
     err << trace::printable(e.what(), 400) << ": error: the log cannot be read as a run of this spec\n";
     return code(ExitCode::kUsage);

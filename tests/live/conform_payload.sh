@@ -44,7 +44,7 @@ record_pair() {  # NAME SERVER-COMMAND... -- CLIENT-COMMAND...
   LD_PRELOAD=$so QPCHECK_RECORD=/tmp/logs/$run.client.jsonl timeout 30 "$@" >/tmp/client.out 2>&1
   crc=$?
   wait $spid
-  echo "QPCHECK-EXAMPLE $run client=$crc server=$?"
+  echo "QPCHECK-EXAMPLE $run client=$crc server=$?" | tee -a /tmp/examples.out
   sed 's/^/  client: /' /tmp/client.out | head -n 5
   sed 's/^/  server: /' /tmp/server.out | head -n 5
   for side in server client; do
@@ -61,6 +61,14 @@ if [ -x /bin/rping ]; then
     record_pair rping.$name /bin/rping -s -a $addr -p $port -C 1 -- /bin/rping -c -a $addr -p $port -C 1
     port=$((port + 1))
     record_pair rdma_server_client.$name /bin/rdma_server -s $addr -p $port -- /bin/rdma_client -s $addr -p $port
+  done
+fi
+# ibv_rc_pingpong (plain verbs, RoCE: a GID index is needed; rxe0's IPv4 GID is the first that works)
+if [ -x /bin/ibv_rc_pingpong ]; then
+  for g in 1 0 2 3; do
+    record_pair rc_pingpong.rxe0 /bin/ibv_rc_pingpong -d rxe0 -g $g -r 1 -n 1 -p $((18515 + g)) -- \
+      /bin/ibv_rc_pingpong -d rxe0 -g $g -r 1 -n 1 -p $((18515 + g)) 10.11.0.1
+    grep -q "^QPCHECK-EXAMPLE rc_pingpong.rxe0 client=0 server=0" /tmp/examples.out && break
   done
 fi
 echo "QPCHECK-VM done"

@@ -33,16 +33,19 @@ vm_add "$repo/bazel-bin/verbs_backend/recorder/libqpcheck_recorder.so" /lib/libq
 for b in ulp_recv_before_connect ulp_recv_after_established; do vm_add "$repo/bazel-bin/verbs_backend/ulp/$b" "/bin/$b"; done
 # rdma-core's own examples (Debian rdmacm-utils, fetched once into the VM cache): rping and rdma_server/rdma_client,
 # recorded on both devices and checked against spec/15_rping and spec/16_rdma_server_client.
-utils=$(ls "$VM_CACHE"/debs/rdmacm-utils_*.deb 2>/dev/null | head -n 1)
-if [ -z "$utils" ]; then
-  (cd "$VM_CACHE/debs" && apt-get download -qq rdmacm-utils >/dev/null 2>&1)
-  utils=$(ls "$VM_CACHE"/debs/rdmacm-utils_*.deb 2>/dev/null | head -n 1)
-fi
+utils=""
+for pkg in rdmacm-utils ibverbs-utils; do
+  deb=$(ls "$VM_CACHE"/debs/${pkg}_*.deb 2>/dev/null | head -n 1)
+  if [ -z "$deb" ]; then
+    (cd "$VM_CACHE/debs" && apt-get download -qq "$pkg" >/dev/null 2>&1)
+    deb=$(ls "$VM_CACHE"/debs/${pkg}_*.deb 2>/dev/null | head -n 1)
+  fi
+  [ -n "$deb" ] || { echo "conform-live: $pkg could not be fetched: rdma-core's examples are not recorded"; utils=""; break; }
+  mkdir -p "$work/utils" && dpkg-deb -x "$deb" "$work/utils"
+  utils=$work/utils
+done
 if [ -n "$utils" ]; then
-  mkdir -p "$work/utils" && dpkg-deb -x "$utils" "$work/utils"
-  for b in rping rdma_server rdma_client; do vm_add "$work/utils/usr/bin/$b" "/bin/$b"; done
-else
-  echo "conform-live: rdmacm-utils could not be fetched: rping and rdma_server/rdma_client are not recorded"
+  for b in rping rdma_server rdma_client ibv_rc_pingpong; do vm_add "$work/utils/usr/bin/$b" "/bin/$b"; done
 fi
 cp tests/live/conform_payload.sh "$vm_root/payload"
 vm_boot "$VM_TIMEOUT" "$work/vm"
@@ -95,6 +98,12 @@ for dev in rxe0 siw0; do
       grep -q "^QPCHECK-EXAMPLE $run client=0 server=0" "$console" || { echo "conform-live: $run: the program failed"; bad=1; }
       check "$run" "$spec" "$required" "${params[@]}"
     done
+    # ibv_rc_pingpong: plain verbs (no cm_id: --map names each log's QP); IB only (no iWARP mode, spec/17)
+    if [ "$dev" = rxe0 ]; then
+      run=rc_pingpong.$dev
+      grep -q "^QPCHECK-EXAMPLE $run client=0 server=0" "$console" || { echo "conform-live: $run: the program failed"; bad=1; }
+      check "$run" 17_rc_pingpong CONFORMS --map "$run.server.jsonl=PASSIVE" --map "$run.client.jsonl=ACTIVE"
+    fi
   fi
 done
 for f in "$logs"/*.jsonl; do echo "  $(basename "$f"): $(($(wc -l <"$f") - 2)) records"; done
