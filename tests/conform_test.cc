@@ -4,15 +4,18 @@
 #include <cstdlib>
 #include <algorithm>
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include "checker/cli/conform.h"
 #include "checker/cli/exit_codes.h"
+#include "checker/cli/walk.h"
 #include "checker/conform/conform.h"
 #include "checker/frontend/frontend.h"
 #include "verbs_backend/call_log.h"
@@ -439,6 +442,60 @@ TEST_CASE("plain verbs: ibv_rc_pingpong's QPs, named with --map, conform to spec
   CHECK(verbs::endpoint_name("ACTIVEX").empty());
 }
 
+TEST_CASE("found by a new user's attack: huge time limits, one log twice, lost records, another clock, C1 bytes") {
+  std::string tmp = std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp";
+  const std::string server = kLogs + "rdma_server_client.rxe0.server.jsonl";
+  const std::string client = kLogs + "rdma_server_client.rxe0.client.jsonl";
+  cli::ConformOptions opt;
+  opt.spec = "spec/16_rdma_server_client.qpspec";
+  opt.logs = {server, client};
+  auto run = [&](std::string* text = nullptr, std::string* errors = nullptr) {
+    std::ostringstream out, err;
+    int rc = cli::run_conform(opt, out, err);
+    if (text) *text = out.str();
+    if (errors) *errors = err.str();
+    return rc;
+  };
+  // 1e10 s used to overflow the deadline into the past: INCONCLUSIVE at once
+  opt.time_limit = 1e10;
+  CHECK(run() == cli::code(cli::ExitCode::kConforms));
+  opt.time_limit = 1e300;
+  CHECK(run() == cli::code(cli::ExitCode::kConforms));
+  opt.time_limit = 0;
+  // the same file twice, directly or through a link, is not two processes
+  std::string link = tmp + "/same-log.jsonl";
+  std::filesystem::remove(link);
+  std::filesystem::create_symlink(std::filesystem::absolute(server), link);
+  opt.logs = {server, link};
+  std::string errors;
+  CHECK(run(nullptr, &errors) == cli::code(cli::ExitCode::kUsage));
+  CHECK(errors.find("is given twice") != std::string::npos);
+  // a log whose trailer says records were lost decides nothing
+  std::vector<std::string> lines = lines_of(slurp(client));
+  std::string& trailer = lines.back();
+  REQUIRE(trailer.find("\"lost\":0") != std::string::npos);
+  trailer.replace(trailer.find("\"lost\":0"), 8, "\"lost\":3");
+  std::string lossy = tmp + "/lossy.client.jsonl";
+  std::ofstream(lossy) << joined(lines);
+  opt.logs = {server, lossy};
+  std::string text;
+  CHECK(run(&text, &errors) == cli::code(cli::ExitCode::kConformInconclusive));
+  INFO(errors);
+  CHECK(text.find("the recorder lost 3 records: without them, the verdict would be CONFORMS at event 29") !=
+        std::string::npos);
+  // a header with another clock cannot be merged by time
+  lines = lines_of(slurp(client));
+  lines[0].replace(lines[0].find("CLOCK_MONOTONIC"), 15, "CLOCK_REALTIME");
+  CHECK(err_of("realtime.jsonl", joined(lines)).rfind("realtime.jsonl:1: field 'clock': ", 0) == 0);
+  // C1 controls and broken UTF-8 from a log never reach the terminal raw
+  std::string c1 = tmp + "/c1.jsonl";
+  std::ofstream(c1) << "\xc2\x9b" "31m \xff\n";
+  opt.logs = {server, c1};
+  CHECK(run(nullptr, &errors) == cli::code(cli::ExitCode::kUsage));
+  CHECK(errors.find('\x9b') == std::string::npos);
+  CHECK(errors.find('\xff') == std::string::npos);
+}
+
 TEST_CASE("an unsignaled send WR on a QP without sq_sig_all is noted: the library models signaled WRs only") {
   std::vector<std::string> lines = lines_of(slurp(kLogs + "rdma_server_client.rxe0.client.jsonl"));
   for (std::string& l : lines) {
@@ -500,6 +557,53 @@ TEST_CASE("qpcheck conform's exit codes") {
   opt.logs = {kLogs + "synthetic_01_today.client.jsonl"};
   opt.spec = "tests/bad/no-such.qpspec";
   CHECK(cli::run_conform(opt, out, err) == cli::code(cli::ExitCode::kUsage));
+}
+
+}  // namespace
+}  // namespace qpcheck
+
+namespace qpcheck {
+namespace {
+
+TEST_CASE("qpcheck walk: an earlier walk's schedules are removed, the time limit stops it with what was written") {
+  std::string tmp = std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp";
+  std::string dir = tmp + "/walks";
+  std::filesystem::remove_all(dir);
+  auto files = [&] {
+    size_t n = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir)) n += e.path().extension() == ".json";
+    return n;
+  };
+  cli::WalkOptions opt;
+  opt.spec = "spec/16_rdma_server_client.qpspec";
+  opt.out = dir;
+  opt.count = 20;
+  std::ostringstream out, err;
+  CHECK(cli::run_walk(opt, out, err) == cli::code(cli::ExitCode::kHolds));
+  size_t first = files();
+  CHECK(first == 20);
+  std::ofstream(dir + "/notes.json") << "{}";  // not one of ours: kept
+  opt.count = 2;
+  out.str("");
+  CHECK(cli::run_walk(opt, out, err) == cli::code(cli::ExitCode::kHolds));
+  CHECK(out.str().find("removed 20 schedules of an earlier walk") != std::string::npos);
+  CHECK(files() == 3);
+  // every schedule of at most 60 steps is far more than a moment's work: the limit ends it, the files stay whole
+  opt.all = true;
+  opt.count = 0;
+  opt.max_length = 60;
+  opt.time_limit = 0.5;
+  out.str("");
+  CHECK(cli::run_walk(opt, out, err) == cli::code(cli::ExitCode::kInconclusive));
+  CHECK(out.str().find("stopped early: the --time-limit ran out") != std::string::npos);
+  CHECK(files() > 10);
+  CHECK(nlohmann::json::parse(slurp(dir + "/walk-0001.json"))["steps"].size() > 0);
+  // no schedule without a step
+  opt.all = false;
+  opt.max_length = 0;
+  err.str("");
+  CHECK(cli::run_walk(opt, out, err) == cli::code(cli::ExitCode::kUsage));
+  CHECK(err.str().find("--max-length 0") != std::string::npos);
 }
 
 }  // namespace

@@ -47,6 +47,16 @@ const char* verdict_name(ConformResult::Verdict v) {
   return "?";
 }
 
+// ConformResult::limit as a phrase.
+std::string limit_text(const std::string& limit) {
+  if (limit == "max-states") return "the --max-states bound was reached";
+  if (limit == "time-limit") return "the --time-limit ran out";
+  if (limit == "interrupted") return "interrupted (SIGINT or SIGTERM)";
+  if (limit == "lost-records") return "the recorder lost records, so the logs are incomplete";
+  return limit;
+}
+
+
 int exit_of(ConformResult::Verdict v) {
   switch (v) {
     case ConformResult::Verdict::kConforms: return code(ExitCode::kConforms);
@@ -144,7 +154,8 @@ trace::Trace run_picture(model::ModelSystem& system, const ConformResult& r, con
       break;
     }
     case ConformResult::Verdict::kInconclusive:
-      t.title = fmt::format("{}: INCONCLUSIVE ({}) after {} of {} observations", spec, r.limit, r.event, obs.size());
+      t.title = fmt::format("{}: INCONCLUSIVE: {} (matched {} of {} observations)", spec, limit_text(r.limit), r.event,
+                            obs.size());
       break;
   }
   return t;
@@ -232,6 +243,17 @@ int run_conform(const ConformOptions& opt, std::ostream& out, std::ostream& err)
     }
   }
   // The logs first: a bad log is named with its line and field before the spec is compiled.
+  // One log per process: the same file twice (by inode, through any link) would be read as two processes.
+  for (size_t i = 0; i < opt.logs.size(); ++i) {
+    for (size_t k = 0; k < i; ++k) {
+      std::error_code ec;
+      if (std::filesystem::equivalent(opt.logs[i], opt.logs[k], ec) && !ec) {
+        err << fmt::format("qpcheck: error: the log '{}' is given twice (also as '{}'): give one log per process\n",
+                           trace::printable(opt.logs[i], 200), trace::printable(opt.logs[k], 200));
+        return code(ExitCode::kUsage);
+      }
+    }
+  }
   std::vector<verbs::CallLog> logs;
   for (const std::string& path : opt.logs) {
     try {
@@ -273,8 +295,7 @@ int run_conform(const ConformOptions& opt, std::ostream& out, std::ostream& err)
   conform::ConformLimits limits;
   limits.max_states = opt.max_states;
   if (opt.time_limit > 0) {
-    limits.deadline = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                  std::chrono::duration<double>(opt.time_limit));
+    limits.deadline = deadline_after(start, opt.time_limit);
   }
   limits.interrupt = &install_interrupt_handlers();
   model::BuildLimits build;
@@ -283,6 +304,18 @@ int run_conform(const ConformOptions& opt, std::ostream& out, std::ostream& err)
   model::ModelSystem system(m, build);
   ConformResult r = conform::check_conformance(system, verbs::replay_vocabulary(), observed.observations,
                                                observed.ended, limits);
+  // A log the recorder could not write completely decides nothing: a deviation may be a lost call, a conforming
+  // run may have lost the call that deviates (the verdict without the lost records is kept in the message).
+  int64_t lost = 0;
+  for (const verbs::CallLog& l : logs) lost += l.lost;
+  if (lost > 0 && r.verdict != ConformResult::Verdict::kInconclusive) {
+    observed.notes.push_back(fmt::format("the recorder lost {} record{}: without {}, the verdict would be {} at event {}",
+                                         lost, lost == 1 ? "" : "s", lost == 1 ? "it" : "them",
+                                         verdict_name(r.verdict),
+                                         r.verdict == ConformResult::Verdict::kConforms ? r.event : r.event + 1));
+    r.limit = "lost-records";
+    r.verdict = ConformResult::Verdict::kInconclusive;
+  }
   const std::vector<conform::Observation>& obs = observed.observations;
   std::vector<RunStep> steps = run_steps(system, r);
   const lang::SourceManager& sources = *m.sources;
@@ -392,8 +425,8 @@ int run_conform(const ConformOptions& opt, std::ostream& out, std::ostream& err)
       }
       break;
     case ConformResult::Verdict::kInconclusive:
-      out << fmt::format("INCONCLUSIVE: the {} limit was reached after matching {} of {} observations\n",
-                         r.limit, r.event, obs.size());
+      out << fmt::format("INCONCLUSIVE: {} (matched {} of {} observations)\n", limit_text(r.limit), r.event,
+                         obs.size());
       break;
   }
   out << fmt::format("the spec's run ({} steps: {} observed, {} hidden):\n", steps.size(),

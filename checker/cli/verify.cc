@@ -42,6 +42,13 @@ CLI::Validator count_validator() {
       "N>=0");
 }
 
+std::chrono::steady_clock::time_point deadline_after(std::chrono::steady_clock::time_point start, double seconds) {
+  using clock = std::chrono::steady_clock;
+  double room = std::chrono::duration<double>(clock::time_point::max() - start).count();
+  if (!(seconds < room * 0.999)) return clock::time_point::max();
+  return start + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(seconds));
+}
+
 CLI::Validator seconds_validator(double max_seconds) {
   return CLI::Validator(
       [max_seconds](std::string& s) -> std::string {
@@ -285,8 +292,7 @@ int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
 
   model::BuildLimits build = gate::build_limits(eo.limits, eo.interrupt);
   if (opt.time_limit > 0) {
-    build.deadline = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                 std::chrono::duration<double>(opt.time_limit));
+    build.deadline = deadline_after(start, opt.time_limit);
   }
   // The whole model's system when every property is checked (a restricted run builds its own from a cut-down model).
   std::optional<model::ModelSystem> system;

@@ -1,6 +1,7 @@
 // `qpcheck verify FILE`: parse, type-check, compile, explore, report.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <iosfwd>
 #include <limits>
@@ -55,6 +56,10 @@ std::string option_conflict(const VerifyOptions& opt);
 CLI::Validator count_validator();
 // Seconds: a finite decimal number in [0, max_seconds]; "nan", "inf", "-1" and trailing text are refused.
 CLI::Validator seconds_validator(double max_seconds = std::numeric_limits<double>::max());
+
+// `seconds` after `start` (seconds > 0); a time beyond what a steady_clock time point holds (about 292 years of
+// nanoseconds) is time_point::max(), never an overflow into the past.
+std::chrono::steady_clock::time_point deadline_after(std::chrono::steady_clock::time_point start, double seconds);
 
 // A file or folder name: refuses an empty one ("--trace-out ''" would otherwise mean "no file" silently).
 CLI::Validator path_validator();

@@ -1,5 +1,8 @@
 #include "checker/cli/walk.h"
 
+#include <atomic>
+#include <chrono>
+#include <regex>
 #include <filesystem>
 #include <ostream>
 #include <set>
@@ -8,6 +11,7 @@
 
 #include "checker/cli/atomic_file.h"
 #include "checker/cli/exit_codes.h"
+#include "checker/cli/interrupt.h"
 #include "checker/cli/verify.h"
 #include "checker/explore/random_walk.h"
 #include "checker/frontend/frontend.h"
@@ -30,6 +34,8 @@ void setup_walk(CLI::App& app, WalkOptions& opt) {
   app.add_option("--seed", opt.seed, "walk k is drawn with seed SEED+k")->check(count_validator())->capture_default_str();
   app.add_option("--max-length", opt.max_length, "steps per schedule")->check(count_validator())->capture_default_str();
   app.add_flag("--all", opt.all, "every schedule of at most --max-length steps, depth-first (at most --count of them)");
+  app.add_option("--time-limit", opt.time_limit, "stop after this many seconds, keeping what was written (0: none)")
+      ->check(seconds_validator());
 }
 
 int run_walk(const WalkOptions& opt, std::ostream& out, std::ostream& err) {
@@ -44,47 +50,87 @@ int run_walk(const WalkOptions& opt, std::ostream& out, std::ostream& err) {
     return code(f->kind == frontend::Failure::Kind::kSpec ? ExitCode::kInvalidSpec : ExitCode::kUsage);
   }
   err << spec.render(compiled.warnings);
+  if (opt.max_length == 0) {
+    err << "qpcheck: error: --max-length 0 gives schedules without a step: nothing to replay\n";
+    return code(ExitCode::kUsage);
+  }
   std::error_code ec;
   std::filesystem::create_directories(opt.out, ec);
   if (ec || !std::filesystem::is_directory(opt.out)) {
     err << fmt::format("qpcheck: error: cannot create the folder '{}'\n", trace::printable(opt.out, 200));
     return code(ExitCode::kUsage);
   }
-  model::ModelSystem system(*compiled.model);
-  std::vector<model::Path> paths;
-  bool complete = true;
-  if (opt.all) {
-    paths = explore::all_schedules(system, opt.max_length, opt.count, &complete);
-  } else {
-    std::set<std::vector<uint32_t>> seen;
-    for (uint64_t k = 0; k < opt.count; ++k) {
-      model::Path p = explore::random_walk(system, explore::WalkOptions{opt.seed + k, opt.max_length});
-      if (seen.insert(p.actions).second) paths.push_back(std::move(p));
+  // An earlier walk's schedules would be replayed with these (a glob of DIR/*.json): removed first, and said so.
+  size_t removed = 0;
+  const std::regex ours("walk-[0-9]{4,}\\.json");
+  for (const auto& e : std::filesystem::directory_iterator(opt.out, ec)) {
+    if (e.is_regular_file() && std::regex_match(e.path().filename().string(), ours)) {
+      removed += std::filesystem::remove(e.path(), ec) ? 1 : 0;
     }
   }
-  size_t longest = 0, ends = 0;
-  for (size_t i = 0; i < paths.size(); ++i) {
+  if (removed > 0) {
+    out << fmt::format("walk: removed {} schedule{} of an earlier walk from {}\n", removed, removed == 1 ? "" : "s",
+                       trace::printable(opt.out, 200));
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = opt.time_limit > 0 ? deadline_after(start, opt.time_limit)
+                                           : std::chrono::steady_clock::time_point::max();
+  const std::atomic<bool>& interrupted = install_interrupt_handlers();
+  model::ModelSystem system(*compiled.model);
+  size_t written = 0, longest = 0, ends = 0;
+  std::string failure;  // a file that could not be written
+  std::string stopped;  // why the walk stopped early
+  auto keep_going = [&] {
+    if (interrupted.load()) stopped = "interrupted (SIGINT or SIGTERM)";
+    else if (std::chrono::steady_clock::now() >= deadline) stopped = "the --time-limit ran out";
+    return stopped.empty();
+  };
+  // Writes one schedule as walk-NNNN.json; false when it could not.
+  auto write = [&](const model::Path& p) {
     model::CheckResult r;
-    r.path = paths[i];
+    r.path = p;
     trace::Trace t = trace::build_trace(system, r, opt.spec, opt.all ? "all-schedules" : "random-walk");
-    std::string path = (std::filesystem::path(opt.out) / fmt::format("walk-{:04}.json", i + 1)).string();
+    std::string path = (std::filesystem::path(opt.out) / fmt::format("walk-{:04}.json", written + 1)).string();
     AtomicFile f;
     if (std::string why = f.open(path); !why.empty()) {
-      err << fmt::format("qpcheck: error: cannot write '{}': {}\n", trace::printable(path, 200), why);
-      return code(ExitCode::kUsage);
+      failure = fmt::format("cannot write '{}': {}", trace::printable(path, 200), why);
+      return false;
     }
     f.write(trace::dump_json(trace::to_json(t)));
     if (std::string why = f.commit(); !why.empty()) {
-      err << fmt::format("qpcheck: error: writing '{}' failed ({})\n", trace::printable(path, 200), why);
-      return code(ExitCode::kInternal);
+      failure = fmt::format("writing '{}' failed ({})", trace::printable(path, 200), why);
+      return false;
     }
-    longest = std::max(longest, paths[i].actions.size());
-    ends += system.valid_end(paths[i].states.back().data());
+    ++written;
+    longest = std::max(longest, p.actions.size());
+    ends += system.valid_end(p.states.back().data());
+    return true;
+  };
+  bool complete = true;
+  if (opt.all) {
+    complete = explore::for_each_schedule(system, opt.max_length, [&](const model::Path& p) {
+      if (opt.count && written >= opt.count) return false;
+      return keep_going() && write(p);
+    });
+  } else {
+    std::set<std::vector<uint32_t>> seen;
+    for (uint64_t k = 0; k < opt.count && keep_going(); ++k) {
+      model::Path p = explore::random_walk(system, explore::WalkOptions{opt.seed + k, opt.max_length});
+      if (seen.insert(p.actions).second && !write(p)) break;
+    }
+  }
+  if (!failure.empty()) {
+    err << "qpcheck: error: " << failure << fmt::format(" ({} schedules written before it)\n", written);
+    return code(failure.rfind("cannot write", 0) == 0 ? ExitCode::kUsage : ExitCode::kInternal);
   }
   out << fmt::format("walk: {} distinct schedule{} of {} written to {} (longest {} steps; {} end at a valid end)\n",
-                     paths.size(), paths.size() == 1 ? "" : "s", trace::printable(opt.spec, 200),
-                     trace::printable(opt.out, 200), longest, ends);
-  if (!complete) out << fmt::format("walk: --count {} cut the enumeration short\n", opt.count);
+                     written, written == 1 ? "" : "s", trace::printable(opt.spec, 200), trace::printable(opt.out, 200),
+                     longest, ends);
+  if (!stopped.empty()) {
+    out << fmt::format("walk: stopped early: {}; the schedules written so far are complete files\n", stopped);
+    return code(ExitCode::kInconclusive);
+  }
+  if (opt.all && !complete) out << fmt::format("walk: --count {} cut the enumeration short\n", opt.count);
   return code(ExitCode::kHolds);
 }
 

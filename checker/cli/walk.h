@@ -1,7 +1,9 @@
 // `qpcheck walk SPEC --out DIR`: schedules drawn from a spec's model (random walks, or every schedule up to a length)
 // written as replayable reports, one file each (docs/conform.md, "Schedules from the model"): the library checked
-// against the devices by replaying many runs of it, not only its counterexamples and witnesses. Exit codes: 0 the
-// schedules were written, 3 invalid spec, 4 usage (DIR cannot be created), 5 a file could not be written.
+// against the devices by replaying many runs of it, not only its counterexamples and witnesses. Each schedule is
+// written as soon as it is drawn; the walk-NNNN.json files of an earlier walk in DIR are removed first. Exit codes:
+// 0 the schedules were written, 2 --time-limit or SIGINT/SIGTERM stopped it (what was written stays), 3 invalid
+// spec, 4 usage (DIR cannot be created, --max-length 0), 5 a file could not be written.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +24,7 @@ struct WalkOptions {
   uint64_t seed = 1;                    // walk k uses seed + k
   uint64_t max_length = 120;            // steps per schedule
   bool all = false;                     // every schedule of at most --max-length steps instead (at most --count)
+  double time_limit = 0;                // seconds, 0: none; the schedules written until then stay
 };
 
 void setup_walk(CLI::App& app, WalkOptions& opt);

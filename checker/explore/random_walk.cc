@@ -1,5 +1,6 @@
 #include "checker/explore/random_walk.h"
 
+#include <functional>
 #include <random>
 
 namespace qpcheck::explore {
@@ -25,26 +26,21 @@ std::vector<std::pair<uint32_t, State>> safe_moves(model::TransitionSystem& syst
   return std::move(m.safe);
 }
 
-void extend(model::TransitionSystem& system, model::Path& path, size_t max_length, size_t limit,
-            std::vector<model::Path>& out, bool& complete) {
-  if (limit && out.size() >= limit) {
-    complete = false;
-    return;
-  }
+// Depth-first; false once `visit` asked to stop.
+bool extend(model::TransitionSystem& system, model::Path& path, size_t max_length,
+            const std::function<bool(const model::Path&)>& visit) {
   std::vector<std::pair<uint32_t, State>> moves;
   if (path.actions.size() < max_length) moves = safe_moves(system, path.states.back());
-  if (moves.empty()) {
-    out.push_back(path);
-    return;
-  }
+  if (moves.empty()) return visit(path);
   for (auto& [action, next] : moves) {
     path.actions.push_back(action);
     path.states.push_back(std::move(next));
-    extend(system, path, max_length, limit, out, complete);
+    bool go_on = extend(system, path, max_length, visit);
     path.actions.pop_back();
     path.states.pop_back();
-    if (!complete) return;
+    if (!go_on) return false;
   }
+  return true;
 }
 
 }  // namespace
@@ -64,13 +60,25 @@ model::Path random_walk(model::TransitionSystem& system, const WalkOptions& opti
   return path;
 }
 
+bool for_each_schedule(model::TransitionSystem& system, size_t max_length,
+                       const std::function<bool(const model::Path&)>& visit) {
+  model::Path path;
+  path.states.push_back(system.initial_states().at(0));
+  return extend(system, path, max_length, visit);
+}
+
 std::vector<model::Path> all_schedules(model::TransitionSystem& system, size_t max_length, size_t limit,
                                        bool* complete) {
   std::vector<model::Path> out;
   bool done = true;
-  model::Path path;
-  path.states.push_back(system.initial_states().at(0));
-  extend(system, path, max_length, limit, out, done);
+  for_each_schedule(system, max_length, [&](const model::Path& p) {
+    if (limit && out.size() >= limit) {
+      done = false;
+      return false;
+    }
+    out.push_back(p);
+    return true;
+  });
   if (complete) *complete = done;
   return out;
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "checker/model/check_result.h"
@@ -26,5 +27,10 @@ model::Path random_walk(model::TransitionSystem& system, const WalkOptions& opti
 // is set to false when the limit cut the enumeration short.
 std::vector<model::Path> all_schedules(model::TransitionSystem& system, size_t max_length, size_t limit,
                                        bool* complete = nullptr);
+
+// The same enumeration, each schedule handed to `visit` as it is found (nothing is kept); `visit` returns false to
+// stop. Returns true when every schedule was visited.
+bool for_each_schedule(model::TransitionSystem& system, size_t max_length,
+                       const std::function<bool(const model::Path&)>& visit);
 
 }  // namespace qpcheck::explore

@@ -308,6 +308,28 @@ std::string escaped_prefix(std::string_view text, size_t max, bool quote, bool* 
   while (n < text.size() && n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;
   for (size_t i = 0; i < n; ++i) {
     unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x80) {
+      // UTF-8: a valid sequence is kept, except the C1 controls U+0080..U+009F (CSI is U+009B); any other byte is
+      // shown as \xNN (a terminal must never see an escape sequence or a broken one).
+      size_t len = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+      bool ok = len > 0 && i + len <= n;
+      for (size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(text[i + k]) & 0xC0) == 0x80;
+      if (ok && len >= 3) {
+        unsigned char d = static_cast<unsigned char>(text[i + 1]);
+        ok = !(c == 0xE0 && d < 0xA0) && !(c == 0xED && d >= 0xA0) && !(c == 0xF0 && d < 0x90) &&
+             !(c == 0xF4 && d >= 0x90);  // overlong, surrogate, beyond U+10FFFF
+      }
+      if (!ok) {
+        out += fmt::format("\\x{:02x}", c);
+      } else if (c == 0xC2 && static_cast<unsigned char>(text[i + 1]) < 0xA0) {
+        out += fmt::format("\\u{:04x}", static_cast<unsigned char>(text[i + 1]));
+        i += 1;
+      } else {
+        out.append(text.substr(i, len));
+        i += len - 1;
+      }
+      continue;
+    }
     switch (c) {
       case '\n': out += "\\n"; break;
       case '\r': out += "\\r"; break;

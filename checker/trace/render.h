@@ -54,8 +54,9 @@ Trace from_json(const nlohmann::json& doc);
 // ReportError (invalid; a JSON syntax error or an out-of-range number names the byte offset and the field).
 Trace read_trace_file(const std::string& path);
 
-// `text` for an error message or a terminal: control characters and DEL escaped (\n, \u001b), at most `max` bytes
-// of it shown (then "..." and the total size); not quoted.
+// `text` for an error message or a terminal: control characters, DEL and the C1 controls escaped (\n, \u001b,
+// \u009b), bytes that are not valid UTF-8 as \xNN, at most `max` bytes of it shown (then "..." and the total size);
+// not quoted.
 std::string printable(std::string_view text, size_t max = std::string_view::npos);
 
 // `text` as XML character data or an attribute value: & < > " ' escaped, every C0 control character but tab, newline

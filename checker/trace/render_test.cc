@@ -197,6 +197,11 @@ TEST_CASE("printable and quoted: control characters escaped, long values cut at 
   CHECK(printable("a\x1b[31mb\nc\x7f") == "a\\u001b[31mb\\nc\\u007f");
   CHECK(printable(std::string("x\0y", 3)) == "x\\u0000y");
   CHECK(printable("abcdef", 3) == "abc... (6 bytes)");
+  // C1 controls (CSI U+009B is an escape sequence on many terminals) and bytes that are not UTF-8 are escaped;
+  // valid UTF-8 is kept
+  CHECK(printable("a\xc2\x9b" "31mb") == "a\\u009b31mb");
+  CHECK(printable("\xff\xc2x\xe0\x80\x80") == "\\xff\\xc2x\\xe0\\x80\\x80");  // a lone byte, a cut sequence, an overlong
+  CHECK(printable("caf\xc3\xa9 \xe2\x86\x92") == "caf\xc3\xa9 \xe2\x86\x92");
   CHECK(printable("ab\u00e9", 3) == "ab... (4 bytes)");  // not half of the two-byte e-acute
   CHECK(quote_value("say \"hi\"\\") == "\"say \\\"hi\\\"\\\\\"");
   CHECK(quote_value(std::string(100, 'x')) == "\"" + std::string(80, 'x') + "\"... (100 bytes)");
