@@ -21,7 +21,8 @@ constexpr size_t kMaxLine = size_t{4} << 20;
 
 std::string shown(std::string_view s) {
   std::string out;
-  for (char c : s.substr(0, 80)) out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? '?' : c;
+  // printable ASCII only: a control, a C1 control in UTF-8 or a broken sequence never reaches the terminal
+  for (char c : s.substr(0, 80)) out += (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) ? '?' : c;
   if (s.size() > 80) out += "...";
   return out;
 }
@@ -111,6 +112,10 @@ CallLog parse_call_log(const std::string& name, const std::string& text) {
                                                     kCallLogVersion));
       }
       rd.integer(j, line, "pid");
+      // logs are merged by their times: every one must use the recorder's clock
+      if (j.contains("clock") && (!j["clock"].is_string() || j["clock"].get<std::string>() != "CLOCK_MONOTONIC")) {
+        rd.fail(line, "clock", "expected \"CLOCK_MONOTONIC\" (the logs of a run are merged by their times)");
+      }
       log.header = std::move(j);
       continue;
     }
