@@ -83,12 +83,33 @@ TEST_CASE("gate over spec/: every shipped expectation holds, with exact verdicts
   json s = json::parse(r.out);
   CHECK(s["schema"] == "qpcheck.gate");
   CHECK(s["verdict"] == "pass");
-  CHECK(s["counts"]["specs"] == 17);
-  CHECK(s["counts"]["configurations"] == 51);
-  CHECK(s["counts"]["checks"] == 718);
-  CHECK(s["counts"]["as_expected"] == 718);
+  CHECK(s["counts"]["specs"] == 19);
+  CHECK(s["counts"]["configurations"] == 63);
+  CHECK(s["counts"]["checks"] == 898);
+  CHECK(s["counts"]["as_expected"] == 898);
   CHECK(s["counts"]["new_violations"] == 0);
-  CHECK(s["counts"]["vacuous"] == 211);
+  CHECK(s["counts"]["vacuous"] == 262);
+
+  // A liveness property is a check like the others: its expectation, its lasso (prefix and cycle) as the
+  // counterexample, its fairness; and where it holds, no counterexample.
+  const json& livelock = config(s, "spec/18_rnr_retry_livelock.qpspec", "verbs_rnr_retry=7 repost=false");
+  const json& nak = property(livelock, "sends_complete");
+  CHECK(nak["kind"] == "liveness");
+  CHECK(nak["actual"] == "violated");
+  CHECK(nak["status"] == "as-expected");
+  CHECK(nak["counterexample"]["steps"].size() == 19);
+  CHECK(nak["counterexample"]["cycle"] == json{{"start", 19}, {"length", 1}});
+  CHECK(nak["counterexample"]["version"] == 2);
+  CHECK(property(config(s, "spec/18_rnr_retry_livelock.qpspec", "verbs_rnr_retry=3 repost=false"),
+                 "sends_complete")["actual"] == "holds");
+  for (const json& c : s["specs"]) {
+    if (c["spec"] != "spec/19_connect_settles.qpspec") continue;
+    CHECK(c["configurations"].size() == 8);
+    for (const json& cfg : c["configurations"]) {
+      CHECK(property(cfg, "connection_settles")["actual"] == "holds");
+      CHECK(property(cfg, "connect_answered")["actual"] == "holds");
+    }
+  }
 
   const json& seed = config(s, "spec/03_patch_passive_first_ib.qpspec", "transport=IB connect_rnr_retry=0");
   CHECK(seed["stats"]["states"] == 97);  // every reachable state: the search does not stop at violations
@@ -155,7 +176,7 @@ TEST_CASE("header expectations (// expect:) agree with the spec-level ones for t
     }
     ++checked;
   }
-  CHECK(checked == 17);
+  CHECK(checked == 19);
 }
 
 TEST_CASE("unexpected outcomes fail the gate: a new violation and a violation that no longer happens") {
@@ -281,7 +302,7 @@ TEST_CASE("JUnit validates against tests/schemas/junit.xsd and SARIF against the
   CHECK(sh(validate + (dir / "broken.sarif").string() + " 2>/dev/null") != 0);
 
   // JUnit: one testcase per spec x configuration x property; the counterexample in the failure text.
-  CHECK(xml.find("tests=\"724\" failures=\"2\" errors=\"0\" skipped=\"0\"") != std::string::npos);
+  CHECK(xml.find("tests=\"904\" failures=\"2\" errors=\"0\" skipped=\"0\"") != std::string::npos);
   CHECK(xml.find("<failure message=\"new violation of small (1 step); expected to hold\" type=\"new-violation\">") !=
         std::string::npos);
   // SARIF: the seed violation at the invariant's line, its 10 steps as a code flow through the spec's lines.
@@ -308,6 +329,22 @@ TEST_CASE("JUnit validates against tests/schemas/junit.xsd and SARIF against the
     REQUIRE(flow.size() == 10);
     CHECK(flow[0]["location"]["physicalLocation"]["region"]["startLine"] == 24);
     CHECK(flow[9]["location"]["message"]["text"] == "step 10: rnr_retry_exceeded(e=ACTIVE): fabric: RNR NAK (retries exhausted)");
+  }
+  CHECK(found);
+  // A liveness property's lasso: the message says prefix and cycle, the code flow marks the cycle's steps.
+  found = false;
+  for (const json& res : sarif["runs"][0]["results"]) {
+    if (res["ruleId"] != "sends_complete" || res["properties"]["configuration"] != "verbs_rnr_retry=7 repost=false") {
+      continue;
+    }
+    found = true;
+    CHECK(res["message"]["text"].get<std::string>().find("a lasso: a prefix of 18 steps, then a cycle of 1 step repeated forever") !=
+          std::string::npos);
+    CHECK(res["locations"][0]["physicalLocation"]["region"]["startLine"] == 52);
+    const json& flow = res["codeFlows"][0]["threadFlows"][0]["locations"];
+    REQUIRE(flow.size() == 19);
+    CHECK(flow[17]["location"]["message"]["text"].get<std::string>().rfind("step 18: ", 0) == 0);
+    CHECK(flow[18]["location"]["message"]["text"] == "step 19 (cycle): rnr_nak(e=PASSIVE): fabric: RNR NAK");
   }
   CHECK(found);
   json summary = json::parse(slurp(o.json));

@@ -130,6 +130,7 @@ Plan make_plan(const trace::Trace& t) {
   if (t.verdict != "violated" && t.verdict != "holds") {
     throw PlanError(fmt::format("the trace's verdict is {}: there is no schedule to replay", trace::quote_value(t.verdict)));
   }
+  p.cycle_start = t.cycle_start;  // from_json checked it against the steps
   if (t.steps.empty()) {
     throw PlanError("the trace has no steps (a report of a spec that holds carries a schedule only when written by "
                     "verify --witness)");
@@ -334,7 +335,7 @@ class Run {
 
   // Runs one operation; returns false when the replay is decided.
   bool run_op(const PlannedStep& s, const PlannedOp& op, bool last) {
-    OpRecord rec{s.index, s.actor, op.text(), "ok", "", true};
+    OpRecord rec{s.index, repetition_, s.actor, op.text(), "ok", "", true};
     Status st;
     // A host call: ok is expected, except in a step the model itself calls a violation (an illegal post or
     // modify), where the device refusing the call reproduces it.
@@ -480,9 +481,12 @@ class Run {
   }
 
   void run_steps() {
-    for (size_t i = 0; i < plan_.steps.size(); ++i) {
+    const bool lasso = plan_.cycle_start >= 0;
+    const size_t prefix = lasso ? static_cast<size_t>(plan_.cycle_start) : plan_.steps.size();
+    if (lasso) out_.reached = "the prefix";
+    for (size_t i = 0; i < prefix; ++i) {
       const PlannedStep& s = plan_.steps[i];
-      bool last = i + 1 == plan_.steps.size();
+      bool last = !lasso && i + 1 == plan_.steps.size();  // a lasso's violation is its cycle, not a last step
       for (const PlannedOp& op : s.ops) {
         if (!run_op(s, op, last)) return;
       }
@@ -491,6 +495,10 @@ class Run {
                "the device accepted what the model calls a violation");
         return;
       }
+    }
+    if (lasso) {
+      run_cycle();
+      return;
     }
     const PlannedStep& end = plan_.steps.back();
     if (plan_.trace_verdict == "violated") {
@@ -506,6 +514,89 @@ class Run {
       decide(Verdict::kNotReproduced, 0, "no violation", "no violation",
              "the device followed the whole schedule of a spec that holds, as predicted");
     }
+  }
+
+  // A lasso's cycle, after its prefix ran as predicted: the cycle's steps opt_.cycles times, each repetition followed
+  // by a quiet window in which nothing may complete or arrive beyond what the cycle predicts (that would be the
+  // progress the liveness violation says never comes). The device's counters are read before and after.
+  void run_cycle() {
+    const size_t first = static_cast<size_t>(plan_.cycle_start);
+    const int index = first < plan_.steps.size() ? plan_.steps[first].index : plan_.steps.back().index;
+    std::map<std::string, uint64_t> before = dev_.counters();
+    out_.cycles = opt_.cycles;
+    out_.reached = "the prefix";
+    auto counted = [&] {
+      for (const auto& [name, after] : dev_.counters()) {
+        auto it = before.find(name);
+        if (it != before.end() && after > it->second) out_.counter_increase[name] = after - it->second;
+      }
+    };
+    for (int rep = 1; rep <= opt_.cycles; ++rep) {
+      repetition_ = rep;
+      for (size_t i = first; i < plan_.steps.size(); ++i) {
+        for (const PlannedOp& op : plan_.steps[i].ops) {
+          if (!run_op(plan_.steps[i], op, false)) {
+            out_.reached = fmt::format("cycle repetition {} of {}", rep, opt_.cycles);
+            counted();
+            return;
+          }
+        }
+      }
+      if (std::string left = progress(); !left.empty()) {
+        out_.reached = fmt::format("cycle repetition {} of {}", rep, opt_.cycles);
+        counted();
+        decide(Verdict::kNotReproduced, index, "no progress (the cycle again)", left,
+               fmt::format("the device left the cycle in repetition {} of {}: the run made progress that the "
+                           "model's cycle never makes", rep, opt_.cycles));
+        return;
+      }
+      out_.repetitions = rep;
+    }
+    repetition_ = 0;
+    counted();
+    out_.reached = fmt::format("all {} cycle repetitions", opt_.cycles);
+    std::string counters;
+    for (const auto& [name, n] : out_.counter_increase) counters += fmt::format("{}{} +{}", counters.empty() ? "" : ", ", name, n);
+    decide(Verdict::kReproduced, index, "the cycle, repeated", fmt::format("{} repetitions without progress",
+                                                                          opt_.cycles),
+           fmt::format("the device stayed in the cycle for {} repetitions ({} ms quiet after each): nothing "
+                       "completed or arrived that leaves it; device counters that increased meanwhile: {}",
+                       opt_.cycles, opt_.cycle_window.count(), counters.empty() ? "none" : counters));
+  }
+
+  // Within opt_.cycle_window: the first CM event, send or receive completion on any endpoint of the trace beyond
+  // those its operations have read (as "RDMA_CM_EVENT_ESTABLISHED on ACTIVE"), or "". An endpoint the device cannot
+  // wait on (no cm_id, no CQ) is skipped.
+  std::string progress() {
+    std::set<Endpoint> all;
+    for (const PlannedStep& s : plan_.steps) {
+      for (const PlannedOp& op : s.ops) all.insert(op.endpoints.begin(), op.endpoints.end());
+    }
+    const Millis slice(std::max<int64_t>(1, std::min<int64_t>(20, opt_.cycle_window.count())));
+    auto deadline = std::chrono::steady_clock::now() + opt_.cycle_window;
+    do {
+      for (const Endpoint& e : all) {
+        Observed& o = obs(e);
+        std::optional<std::string> ev;
+        if (dev_.next_cm_event(e, slice, &ev).ok() && ev) o.events.push_back(*ev);
+        std::optional<Completion> wc;
+        if (dev_.next_send_completion(e, slice, &wc).ok() && wc) o.sends.push_back(*wc);
+        wc.reset();
+        if (dev_.next_recv_completion(e, slice, &wc).ok() && wc) o.recvs.push_back(*wc);
+        if (o.events.size() > std::max(o.event_expect, o.event_get)) {
+          return fmt::format("{} on {}", o.events[std::max(o.event_expect, o.event_get)], e.text());
+        }
+        if (o.sends.size() > std::max(o.send_expect, o.send_poll)) {
+          const Completion& c = o.sends[std::max(o.send_expect, o.send_poll)];
+          return fmt::format("a send completion {}, {} on {}", c.name, c.opcode, e.text());
+        }
+        if (o.recvs.size() > std::max(o.recv_expect, o.recv_poll)) {
+          return fmt::format("a receive completion {} on {}", recv_text(o.recvs[std::max(o.recv_expect, o.recv_poll)]),
+                             e.text());
+        }
+      }
+    } while (std::chrono::steady_clock::now() < deadline);
+    return "";
   }
 
   // After a holds schedule: drains what the device still reports on every endpoint the trace names (each wait at
@@ -560,6 +651,7 @@ class Run {
   Device& dev_;
   const ConductorOptions& opt_;
   std::map<Endpoint, Observed> observed_;
+  int repetition_ = 0;  // the cycle repetition being replayed (0: the prefix)
   Outcome out_;
 };
 
@@ -589,6 +681,11 @@ nlohmann::json outcome_json(const Plan& plan, const Outcome& o, const std::strin
   for (const OpRecord& r : o.log) {
     j["operations"].push_back({{"step", r.step}, {"actor", r.actor}, {"op", r.op}, {"expected", r.expected},
                                {"observed", r.observed}, {"match", r.match}});
+    if (r.repetition > 0) j["operations"].back()["repetition"] = r.repetition;
+  }
+  if (plan.cycle_start >= 0) {
+    j["lasso"] = {{"cycle_start", plan.cycle_start + 1}, {"cycles", o.cycles}, {"repetitions", o.repetitions},
+                  {"reached", o.reached}, {"counters", o.counter_increase}};
   }
   return j;
 }
@@ -605,7 +702,9 @@ std::string outcome_text(const Plan& plan, const Outcome& o, const std::string& 
   out += fmt::format("{:>4}  {:<28} {:<{}}  {:<30} {}\n", "step", "actor", "operation", w, "model predicts",
                      "device did");
   for (const OpRecord& r : o.log) {
-    out += fmt::format("{:>4}  {:<28} {:<{}}  {:<30} {}{}\n", r.step, printable(r.actor, 80), r.op, w,
+    std::string actor = printable(r.actor, 80);
+    if (r.repetition > 0) actor += fmt::format(" [cycle {}]", r.repetition);
+    out += fmt::format("{:>4}  {:<28} {:<{}}  {:<30} {}{}\n", r.step, actor, r.op, w,
                        printable(r.expected), printable(r.observed), r.match ? "" : "   <-- differs");
   }
   if (o.verdict == Verdict::kEnvironment) {
@@ -615,6 +714,13 @@ std::string outcome_text(const Plan& plan, const Outcome& o, const std::string& 
                        printable(o.expected), printable(o.observed), printable(o.reason));
   } else {
     out += fmt::format("{}: {}\n", verdict_name(o.verdict), printable(o.reason));
+  }
+  if (plan.cycle_start >= 0 && o.verdict != Verdict::kEnvironment) {
+    std::string counters;
+    for (const auto& [name, n] : o.counter_increase) counters += fmt::format("{}{} +{}", counters.empty() ? "" : ", ", name, n);
+    out += fmt::format("lasso: reached {} (cycle from step {}); device counters that increased during the cycle: {}\n",
+                       o.reached.empty() ? "the prefix" : o.reached, plan.cycle_start + 1,
+                       counters.empty() ? "none (or the device has no counters)" : counters);
   }
   out += fmt::format("replay took {:.3f} s\n", o.seconds);
   return out;

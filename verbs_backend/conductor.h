@@ -13,6 +13,7 @@
 // trace names without a `create_id` for it gets its cm_id, address and route (the events are consumed there).
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -55,6 +56,9 @@ struct Plan {
   std::string property;           // violated: the property
   std::vector<std::pair<std::string, std::string>> params;
   std::vector<PlannedStep> steps;
+  // A lasso (a liveness counterexample, docs/liveness.md): steps[cycle_start..] repeat forever; == steps.size():
+  // nothing is enabled after the last step; -1: not a lasso.
+  int cycle_start = -1;
 };
 
 // Thrown by make_plan: the trace cannot be replayed (unknown operation, bad argument, nothing to replay).
@@ -76,6 +80,7 @@ const char* verdict_name(Verdict v);  // "REPRODUCED", "NOT REPRODUCED", "DIVERG
 // What happened to one operation.
 struct OpRecord {
   int step = 0;
+  int repetition = 0;             // a lasso's cycle: which repetition (1..cycles); 0: the prefix or not a lasso
   std::string actor;
   std::string op;                 // PlannedOp::text()
   std::string expected;           // "ok", "RDMA_CM_EVENT_ESTABLISHED", "IBV_WC_RNR_RETRY_EXC_ERR", "an error"
@@ -90,13 +95,28 @@ struct Outcome {
   std::string reason;             // one line
   std::vector<OpRecord> log;      // every operation in order
   double seconds = 0;
+  // A lasso: how far the device went ("the prefix", "cycle repetition 2 of 3", "all 3 cycle repetitions") and the
+  // device counters that changed while it repeated the cycle (Device::counters: name -> increase).
+  std::string reached;
+  int cycles = 0;                 // cycle repetitions asked for (ConductorOptions::cycles)
+  int repetitions = 0;            // cycle repetitions completed as predicted
+  std::map<std::string, uint64_t> counter_increase;
 };
 
 struct ConductorOptions {
   Millis timeout{5000};           // each wait for a CM event or a completion
+  // A lasso: how many times its cycle is replayed after the prefix, and after each repetition how long the device
+  // must stay quiet (no completion, no CM event beyond those the cycle predicts) for the run to count as still in
+  // the cycle.
+  int cycles = 3;
+  Millis cycle_window{1000};
 };
 
 // Replays `plan` on `device` (not yet opened). Never throws for device behaviour; all of it is in the Outcome.
+// A lasso: the prefix, then the cycle `options.cycles` times, each repetition followed by a quiet window on every
+// endpoint; REPRODUCED when the device stayed in the cycle throughout (the run made no progress the model's cycle
+// does not make), NOT REPRODUCED when something completed or arrived that leaves the cycle (named with the
+// repetition), DIVERGED as for any trace when an operation of the prefix or the cycle does not match.
 Outcome replay(const Plan& plan, Device& device, const ConductorOptions& options);
 
 // The replay report (schema "qpcheck.replay", version 1; docs/replay.md) and its text form.

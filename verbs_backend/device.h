@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -125,6 +126,10 @@ class Device {
   // IBV_WC_WR_FLUSH_ERR included: the caller decides.
   virtual Status next_send_completion(Endpoint e, Millis timeout, std::optional<Completion>* wc) = 0;
   virtual Status next_recv_completion(Endpoint e, Millis timeout, std::optional<Completion>* wc) = 0;
+  // The device's port counters by name (rdma_device: /sys/class/infiniband/DEV/ports/1/hw_counters, e.g. rxe's
+  // rcvd_rnr_err, the RNR NAKs its requesters received; rxe_hw_counters.c), for a lasso's report; empty when the
+  // device has none (siw). Never fails: a counter that cannot be read is left out.
+  virtual std::map<std::string, uint64_t> counters() { return {}; }
 };
 
 }  // namespace qpcheck::verbs

@@ -380,7 +380,10 @@ void FakeDevice::deliver() {
         continue;
       }
       if (opt_.transport == Transport::kIB) {
-        if (s.rnr_retry == 7) continue;  // RNR NAK, retried until a receive is posted
+        if (s.rnr_retry == 7) {  // RNR NAK, retried until a receive is posted
+          ++rnr_naks_;
+          continue;
+        }
         s.sq.pop_front();
         s.send_wcs.push_back(wc(kRnrRetryExc, opcode));
         to_err(e);
@@ -435,6 +438,7 @@ Status FakeDevice::next_send_completion(Endpoint e, Millis, std::optional<Comple
   Side& s = side(e);
   out->reset();
   if (!s.cqs) return fail("ibv_poll_cq", EINVAL, "no CQ (no QP created on this endpoint)");
+  if (s.send_wcs.empty()) deliver();  // a requester waiting on its CQ retries (an RNR NAK each time, rnr_retry 7)
   if (!s.send_wcs.empty()) {
     *out = s.send_wcs.front();
     s.send_wcs.pop_front();
@@ -452,5 +456,7 @@ Status FakeDevice::next_recv_completion(Endpoint e, Millis, std::optional<Comple
   }
   return Status::success();
 }
+
+std::map<std::string, uint64_t> FakeDevice::counters() { return {{"rcvd_rnr_err", rnr_naks_}}; }
 
 }  // namespace qpcheck::verbs

@@ -72,6 +72,9 @@ class FakeDevice : public Device {
   Status next_cm_event(Endpoint e, Millis timeout, std::optional<std::string>* event) override;
   Status next_send_completion(Endpoint e, Millis timeout, std::optional<Completion>* wc) override;
   Status next_recv_completion(Endpoint e, Millis timeout, std::optional<Completion>* wc) override;
+  // rcvd_rnr_err: RNR NAKs so far, one each time a Send meets an empty receive queue with rnr_retry 7 and is retried
+  // (every delivery attempt; a wait for a completion is one).
+  std::map<std::string, uint64_t> counters() override;
 
  private:
   enum class Cm { kNone, kIdle, kAddr, kRoute, kConnecting, kRequested, kConnected, kDone };
@@ -107,6 +110,7 @@ class FakeDevice : public Device {
   bool listening_ = false;
   std::map<Endpoint, Side> sides_;
   std::map<int, int> srqs_;      // SRQ -> receive WRs posted on it
+  uint64_t rnr_naks_ = 0;
 };
 
 }  // namespace qpcheck::verbs

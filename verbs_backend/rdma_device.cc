@@ -15,6 +15,8 @@
 #include <chrono>
 #include <cstring>
 #include <deque>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <thread>
 #include <vector>
@@ -136,6 +138,19 @@ class RdmaDevice : public Device {
   RdmaDevice(std::string device, std::string address) : device_(std::move(device)), address_(std::move(address)) {}
 
   std::string name() const override { return device_; }
+
+  // The port's hw_counters in sysfs (ib_core's per-port statistics: rxe_hw_counters.c names them; siw has none).
+  std::map<std::string, uint64_t> counters() override {
+    std::map<std::string, uint64_t> out;
+    std::error_code ec;
+    std::filesystem::path dir = std::filesystem::path("/sys/class/infiniband") / device_ / "ports/1/hw_counters";
+    for (const auto& f : std::filesystem::directory_iterator(dir, ec)) {
+      std::ifstream in(f.path());
+      uint64_t v = 0;
+      if (in >> v) out[f.path().filename().string()] = v;
+    }
+    return out;
+  }
 
   Status open(Millis timeout) override {
     timeout_ = timeout;

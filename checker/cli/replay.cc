@@ -25,6 +25,13 @@ void setup_replay(CLI::App& app, ReplayOptions& opt) {
   app.add_option("--address", opt.address, "IPv4 address on the device (default: found through librdmacm)");
   app.add_option("--timeout-ms", opt.timeout_ms, "how long each wait for a CM event or completion lasts")
       ->check(CLI::Range(uint64_t{1}, uint64_t{600000}));
+  app.add_option("--cycles", opt.cycles,
+                 "a lasso (liveness counterexample): replay its cycle this many times after the prefix (default 3)")
+      ->check(CLI::Range(1, 1000));
+  app.add_option("--cycle-window-ms", opt.cycle_window_ms,
+                 "a lasso: after each repetition of the cycle, how long nothing may complete or arrive that the cycle "
+                 "does not predict (default 1000)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{600000}));
   app.add_option("--format", opt.format, "report format on stdout: text or json")
       ->transform(format_names());
   app.add_option("--report-out", opt.report_out, "also write the JSON replay report to this file")
@@ -62,6 +69,11 @@ int run_replay(const ReplayOptions& opt, std::ostream& out, std::ostream& err, c
     err << fmt::format("qpcheck: error: {}: cannot replay: {}\n", file, e.what());
     return code(ExitCode::kInvalidSpec);
   }
+  if (plan.cycle_start < 0 && (opt.cycles != 0 || opt.cycle_window_ms != 0)) {
+    err << fmt::format("qpcheck: error: {} applies to a lasso (a liveness counterexample), and {} is not one\n",
+                       opt.cycles != 0 ? "--cycles" : "--cycle-window-ms", file);
+    return code(ExitCode::kUsage);
+  }
   AtomicFile report;  // replaced only once complete (atomic_file.h)
   if (!opt.report_out.empty()) {
     if (std::string why = report.open(opt.report_out); !why.empty()) {
@@ -74,6 +86,8 @@ int run_replay(const ReplayOptions& opt, std::ostream& out, std::ostream& err, c
       factory ? factory(opt) : verbs::make_rdma_device(opt.device, opt.address);
   verbs::ConductorOptions co;
   co.timeout = verbs::Millis(opt.timeout_ms);
+  if (opt.cycles != 0) co.cycles = opt.cycles;
+  if (opt.cycle_window_ms != 0) co.cycle_window = verbs::Millis(opt.cycle_window_ms);
   verbs::Outcome o = verbs::replay(plan, *device, co);
   nlohmann::json j = verbs::outcome_json(plan, o, opt.file, opt.device);
   if (opt.format == Format::kJson) out << trace::dump_json(j);

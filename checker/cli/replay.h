@@ -24,6 +24,8 @@ struct ReplayOptions {
   uint64_t timeout_ms = 5000;           // each wait for a CM event or a completion
   Format format = Format::kText;
   std::string report_out;               // also write the JSON replay report here
+  int cycles = 0;                       // a lasso: how many times its cycle is replayed (0: not given, 3)
+  uint64_t cycle_window_ms = 0;         // a lasso: the quiet window after each repetition (0: not given, 1000)
 };
 
 // Makes the Device for a replay (the rdma-core one by default; tests pass a fake).

@@ -12,6 +12,7 @@
 #include <map>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "checker/cli/atomic_file.h"
 #include "checker/cli/exit_codes.h"
@@ -22,6 +23,7 @@
 #include "checker/cli/progress.h"
 #include "checker/cli/properties.h"
 #include "checker/frontend/frontend.h"
+#include "checker/gate/liveness_runs.h"
 #include "checker/gate/property_runs.h"
 #include "checker/lang/properties.h"
 #include "checker/model/model_system.h"
@@ -93,6 +95,9 @@ void setup_verify(CLI::App& app, VerifyOptions& opt) {
       ->check(seconds_validator());
   app.add_option("--lib-dir", opt.lib_dirs, "extra folder searched by import (repeatable)");
   app.add_flag("--no-deadlock", opt.no_deadlock, "do not report deadlocks");
+  app.add_flag("--no-fairness", opt.no_fairness,
+               "check liveness properties with no fairness at all, ignoring the spec's `fair` declarations (does a "
+               "property hold only because of them?)");
   app.add_option("--threads", opt.threads,
                  "BFS threads (1-256), each owning a hash partition of the visited set; same states, transitions, "
                  "verdict and counterexample length as one thread (at a deadlock the counts may differ)")
@@ -149,7 +154,8 @@ std::string option_conflict(const VerifyOptions& opt) {
   }
   if (opt.engine != Engine::kExplicit) {
     std::string o = first_given({"--strategy", "--threads", "--storage", "--bitstate-bits", "--hashes", "--por",
-                                 "--max-states", "--max-depth", "--max-memory", "--time-limit", "--witness"});
+                                 "--max-states", "--max-depth", "--max-memory", "--time-limit", "--witness",
+                                 "--no-fairness"});
     if (!o.empty()) {
       return fmt::format("{} applies to the explicit engine only, not to --engine {} (which takes --depth, "
                          "--smt-timeout and --smt-rlimit)", o, opt.engine == Engine::kBmc ? "bmc" : "kind");
@@ -270,6 +276,26 @@ int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
     return code(ExitCode::kUsage);
   }
   eo.check_deadlock = plan.deadlock;
+  const std::vector<std::string> liveness = plan.liveness_names();
+  if (opt.no_fairness && liveness.empty()) {
+    err << "qpcheck: error: --no-fairness applies to liveness properties, and none is checked here\n";
+    return code(ExitCode::kUsage);
+  }
+  if (opt.no_fairness) compiled.model->fairness.clear();
+  if (!liveness.empty()) {
+    // Reductions that are unsound for liveness, and engines that cannot check it (docs/liveness.md).
+    const char* bad = opt.por ? "--por (its ample sets keep deadlocks and safety violations, not cycles)"
+                      : opt.storage != explore::Storage::kExact
+                          ? "--storage hash-compaction or bitstate (a missed state can hide a cycle)"
+                          : nullptr;
+    if (bad != nullptr) {
+      err << fmt::format("qpcheck: error: {} cannot be combined with the liveness propert{} {}: check {} with exact "
+                         "storage and no --por, or leave {} out with --property\n",
+                         bad, liveness.size() == 1 ? "y" : "ies", fmt::join(liveness, ", "),
+                         liveness.size() == 1 ? "it" : "them", liveness.size() == 1 ? "it" : "them");
+      return code(ExitCode::kUsage);
+    }
+  }
 
   // No output may name a file the spec reads (an imported library, a hard link to the spec).
   std::vector<std::pair<std::string, std::string>> inputs{{"spec", opt.file}};
@@ -317,7 +343,7 @@ int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
   } else {
     // Some properties are left out (--property, the spec's `check`, --no-deadlock): the gate's restricted run.
     gate::RestrictedRun r =
-        gate::run_restricted(*compiled.model, plan.checked_names(), eo, opt.file, strategy, build);
+        gate::run_restricted(*compiled.model, plan.safety_names(), eo, opt.file, strategy, build);
     clear_progress();
     result = std::move(r.result);
     if (r.trace) {
@@ -326,6 +352,40 @@ int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
       model::ModelSystem whole(*compiled.model, build);
       t = trace::build_trace(whole, result, opt.file, strategy);
     }
+  }
+  // Liveness: once the safety search holds, each checked liveness property in turn (the first violated one is the
+  // report; the others are listed with their own figures).
+  if (!liveness.empty() && result.outcome == model::Outcome::kHolds) {
+    std::optional<model::ModelSystem> own;
+    if (!system) own.emplace(*compiled.model, build);
+    model::ModelSystem& sys = system ? *system : *own;
+    std::vector<trace::Trace::LivenessResult> done;
+    for (const std::string& name : liveness) {
+      explore::Options lo = eo;
+      if (opt.time_limit > 0) {
+        double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        lo.limits.time_limit_seconds = std::max(1e-9, opt.time_limit - spent);
+      }
+      gate::LivenessRun lr = gate::run_liveness(sys, *gate::find_liveness(*compiled.model, name), lo, opt.file);
+      clear_progress();
+      done.push_back(trace::Trace::LivenessResult{
+          name, lr.result.outcome == model::Outcome::kHolds ? "holds" : "inconclusive", lr.result.limit,
+          lr.result.stats.states, lr.result.stats.transitions, lr.result.stats.seconds});
+      if (lr.result.outcome == model::Outcome::kViolated) {
+        done.pop_back();
+        result = std::move(lr.result);
+        t = std::move(lr.trace);
+        break;
+      }
+      if (lr.result.outcome == model::Outcome::kInconclusive) {
+        result.outcome = model::Outcome::kInconclusive;
+        t.verdict = "inconclusive";
+        t.limit = lr.result.limit;
+        break;
+      }
+    }
+    t.liveness = std::move(done);
+    if (t.fairness.empty()) t.fairness = gate::fairness_notes(*compiled.model);
   }
   gate::note_properties(t, plan, spec.sources());
 

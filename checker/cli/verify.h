@@ -30,6 +30,7 @@ struct VerifyOptions {
   double time_limit = 0;                // seconds
   std::vector<std::string> lib_dirs;
   bool no_deadlock = false;
+  bool no_fairness = false;     // liveness: ignore the spec's `fair` declarations (is fairness what makes it hold?)
   int threads = 1;                      // BFS threads (same counts, verdict, counterexample length as 1)
   explore::Storage storage = explore::Storage::kExact;
   int bitstate_bits = 30;               // log2 of the bitstate array's size in bits

@@ -1,5 +1,6 @@
 #include "checker/cli/verify_symbolic.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <iostream>
@@ -180,13 +181,24 @@ int run_verify_symbolic(const VerifyOptions& opt, std::ostream& out, std::ostrea
       return code(ExitCode::kUsage);
     }
   }
+  if (std::vector<std::string> live = plan.liveness_names(); !live.empty() && opt.properties.empty()) {
+    // A spec with liveness properties: the Z3 engines decide its safety properties; say what they leave out.
+    std::string names;
+    for (const std::string& n : live) names += (names.empty() ? "" : ", ") + n;
+    err << fmt::format("qpcheck: note: --engine {} checks safety properties only; not checked: {} (liveness: run "
+                       "the explicit engine)\n", opt.engine == Engine::kBmc ? "bmc" : "kind", names);
+  } else if (!live.empty()) {
+    err << fmt::format("qpcheck: error: --engine {} cannot check liveness properties (--property {}): run the "
+                       "explicit engine\n", opt.engine == Engine::kBmc ? "bmc" : "kind", live.front());
+    return code(ExitCode::kUsage);
+  }
   symbolic::Options so;
   so.mode = opt.engine == Engine::kBmc ? symbolic::Mode::kBmc : symbolic::Mode::kKind;
   so.depth = opt.depth;
   so.smt_timeout = opt.smt_timeout;
   so.smt_rlimit = opt.smt_rlimit;
   so.check_deadlock = plan.deadlock;
-  if (!plan.everything) so.properties = plan.checked_names();
+  if (!plan.everything) so.properties = plan.safety_names();
   so.notices = &err;
   so.interrupt = &install_interrupt_handlers();
   if (progress_enabled()) {
@@ -205,6 +217,12 @@ int run_verify_symbolic(const VerifyOptions& opt, std::ostream& out, std::ostrea
   clear_progress();
   trace::Trace t = symbolic_trace(*spec, r, opt.file, engine, sets);
   gate::note_properties(t, plan, spec->spec.sources());
+  // The liveness properties were not decided by this engine: listed as not checked, never as checked.
+  for (const std::string& name : plan.liveness_names()) {
+    t.checked.erase(std::remove(t.checked.begin(), t.checked.end(), name), t.checked.end());
+    t.not_checked.push_back(trace::PropertyNote{name, engine == "bmc" ? "--engine bmc" : "--engine kind", {},
+                                                "a liveness property: the symbolic engines check safety only"});
+  }
   nlohmann::json j = trace::to_json(t);
   std::string text = trace::to_text(trace::with_names(t, opt.names));
   if (r.cti && r.result.outcome == model::Outcome::kInconclusive) {

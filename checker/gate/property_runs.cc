@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "checker/gate/liveness_runs.h"
 #include "checker/model/eval.h"
 #include "checker/model/property_subset.h"
 #include "checker/model/model_system.h"
@@ -62,6 +63,12 @@ class Observer : public model::TransitionSystem, public model::SuccessorSink {
   Observer(model::ModelSystem& sys, const model::Model& m, bool check_deadlock)
       : sys_(sys), model_(m), machine_(m), check_deadlock_(check_deadlock) {
     for (const model::Invariant& inv : m.invariants) antecedents_.push_back(antecedent_of(inv));
+    // `P leads_to Q` is vacuous, as `A => B` is, when P is false in every reachable state.
+    for (const model::Liveness& l : m.liveness) {
+      Antecedent a;
+      if (l.kind == model::Liveness::Kind::kLeadsTo) a.expr = l.p;
+      leads_to_.push_back(a);
+    }
   }
 
   int state_words() const override { return sys_.state_words(); }
@@ -104,12 +111,16 @@ class Observer : public model::TransitionSystem, public model::SuccessorSink {
       Antecedent& a = antecedents_[i];
       if (a.expr != nullptr && !a.triggered) a.triggered = any_binding(a, 0);
     }
+    for (Antecedent& a : leads_to_) {
+      if (a.expr != nullptr && !a.triggered) a.triggered = any_binding(a, 0);
+    }
     return std::nullopt;
   }
 
   std::set<std::string> violated;
   std::set<uint32_t> failed_actions;
   const std::vector<Antecedent>& antecedents() const { return antecedents_; }
+  const std::vector<Antecedent>& leads_to() const { return leads_to_; }  // per Model::liveness
 
  private:
   bool any_binding(const Antecedent& a, size_t k) {
@@ -134,6 +145,7 @@ class Observer : public model::TransitionSystem, public model::SuccessorSink {
   bool check_deadlock_;
   model::SuccessorSink* outer_ = nullptr;
   std::vector<Antecedent> antecedents_;
+  std::vector<Antecedent> leads_to_;
 };
 
 // Properties a statement list can fail with (through procedure calls too).
@@ -226,6 +238,22 @@ PropertyCheck check_properties(model::Model& m, const std::vector<lang::Property
     pr.name = info.name;
     pr.kind = info.kind;
     pr.source = source_ref(sources, info.span);
+    if (info.kind == "liveness") {
+      const model::Liveness* l = find_liveness(m, info.name);
+      LivenessRun lr = run_liveness(reach_sys, *l, eo, path);
+      pr.actual = lr.result.outcome == model::Outcome::kViolated ? "violated"
+                  : lr.result.outcome == model::Outcome::kHolds  ? "holds"
+                                                                 : "inconclusive";
+      if (pr.actual == "violated") pr.counterexample = std::move(lr.trace);
+      size_t k = static_cast<size_t>(l - m.liveness.data());
+      const Antecedent& a = observer.leads_to()[k];
+      if (pr.actual == "holds" && exhaustive && opt.coverage && a.expr != nullptr && !a.triggered) {
+        pr.vacuous = true;
+        pr.vacuity = fmt::format("its P '{}' is false in every reachable state", sources.text(a.expr->span));
+      }
+      out.properties.push_back(std::move(pr));
+      continue;
+    }
     bool violated = observer.violated.count(info.name) > 0;
     pr.actual = violated ? "violated" : exhaustive ? "holds" : "inconclusive";
     if (violated) {

@@ -104,6 +104,8 @@ enum class DeclKind {
   kDisable,                           // `disable PROPERTY, ... ["why"];`: not checked (docs/language.md, "Properties")
   kCheck,                             // `check PROPERTY, ...;`: only these are checked
   kRetired,                           // `retired NAME "message";`: any use of NAME is an error with the message
+  kLiveness,                          // `liveness NAME: eventually P | always eventually P | P leads_to Q;`
+  kFair,                              // `fair weak|strong NAME, ...;`: processes and rules treated fairly
 };
 
 struct Decl {
@@ -124,6 +126,9 @@ struct Decl {
   Ident verdict;                      // kExpect: "holds" or "violated" as written (kName: the property)
   std::vector<Ident> names;           // kDisable, kCheck: the properties named
   std::string message;                // kRetired: the message; kDisable: the reason given, if any
+  // kLiveness: "eventually", "always_eventually" or "leads_to"; value is P, guard is Q (leads_to only).
+  // kFair: "weak" or "strong"; names are the processes and rules.
+  std::string temporal;
   // kProc, kRule, kType, kInvariant written `override ...`: replaces the declaration of that name in an imported
   // file (docs/language.md, "Replacing a library declaration").
   bool is_override = false;

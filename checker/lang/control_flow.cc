@@ -31,7 +31,7 @@ class ProcessBody {
       : sources_(sources), checker_(checker), m_(m) {}
 
   void compile(const std::vector<const Stmt*>& body, Span end_span, model::ProcessInstance& pi,
-               std::map<std::string, int>& label_pc) {
+               std::map<std::string, int>& label_pc, std::set<std::string>& never_at) {
     std::map<std::string, Span> seen_labels;
     check_labels(body, seen_labels);
     int end = add_node(Node{Node::K::kEnd, end_span});
@@ -59,6 +59,7 @@ class ProcessBody {
     int entry_pc = pc(entry);
     for (const auto& [name, node] : labels_) label_pc[name] = pc(node);
     // pc_node grows while edges are expanded: every continuation becomes a stored program counter.
+    std::set<int> stood_at{entry_pc};  // program counters a process can be at: the entry and every continuation
     for (size_t i = 0; i < pc_node.size(); ++i) {
       std::vector<const model::Expr*> conds;
       std::set<int> visiting;
@@ -68,6 +69,7 @@ class ProcessBody {
       for (model::Edge& e : edges) {
         model::Step* st = const_cast<model::Step*>(e.step);
         st->next_pc = pc(step_next_[st]);
+        stood_at.insert(st->next_pc);
       }
       pi.edges.push_back(std::move(edges));
       bool always = false;
@@ -82,7 +84,10 @@ class ProcessBody {
       if (n.k == Node::K::kEnd) pi.pc_names[i] = "end";
       else pi.pc_names[i] = fmt::format("line {}", sources_.line_col(n.span).first);
     }
-    for (const auto& [name, node] : labels_) pi.pc_names[pc_of[canonical(node)]] = name;
+    for (const auto& [name, node] : labels_) {
+      pi.pc_names[pc_of[canonical(node)]] = name;
+      if (!stood_at.count(pc_of[canonical(node)])) never_at.insert(name);
+    }
     m_.slots[pi.pc_slot].hi = static_cast<int64_t>(pc_node.size()) - 1;
     m_.initial[pi.pc_slot] = entry_pc;
   }
@@ -275,8 +280,8 @@ class ProcessBody {
 
 void compile_process_body(const std::vector<const Stmt*>& body, Span end_span, const SourceManager& sources,
                           StepChecker& checker, model::Model& m, model::ProcessInstance& instance,
-                          std::map<std::string, int>& label_pc) {
-  ProcessBody(sources, checker, m).compile(body, end_span, instance, label_pc);
+                          std::map<std::string, int>& label_pc, std::set<std::string>& never_at) {
+  ProcessBody(sources, checker, m).compile(body, end_span, instance, label_pc, never_at);
 }
 
 }  // namespace qpcheck::lang

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -37,10 +38,12 @@ class StepChecker {
 // Compiles `body` (a process body after its local variable declarations; `end_span` is the process declaration,
 // where its end node points) into `m`'s steps and expressions and into `instance`'s edges, valid_end, end_conds,
 // pc_names, pc_spans, and its program counter slot's range and initial value (the entry). Fills `label_pc` with
-// each label's program counter (the same for every instance). Throws SpecError for a duplicate or unknown label, a
+// each label's program counter (the same for every instance), and `never_at` with the labels no run stands at: a
+// label on the first statement of an if/while/choose branch (that statement runs in the same step as the branch's
+// test) that is neither the entry nor a goto's target. Throws SpecError for a duplicate or unknown label, a
 // break outside a loop, a statement a process may not contain, and a loop that can go round without taking a step.
 void compile_process_body(const std::vector<const Stmt*>& body, Span end_span, const SourceManager& sources,
                           StepChecker& checker, model::Model& m, model::ProcessInstance& instance,
-                          std::map<std::string, int>& label_pc);
+                          std::map<std::string, int>& label_pc, std::set<std::string>& never_at);
 
 }  // namespace qpcheck::lang

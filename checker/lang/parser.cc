@@ -239,6 +239,8 @@ class Parser {
         if (at(Tok::kIdent) && peek().text == "expect") return expect_decl();
         if (at(Tok::kIdent) && (peek().text == "disable" || peek().text == "check")) return property_list_decl();
         if (at(Tok::kIdent) && peek().text == "retired") return retired_decl();
+        if (at(Tok::kIdent) && peek().text == "liveness") return liveness_decl();
+        if (at(Tok::kIdent) && peek().text == "fair") return fair_decl();
         if (at(Tok::kIdent) && peek().text == "override") {
           take();
           if (!at(Tok::kProc) && !at(Tok::kRule) && !at(Tok::kType) && !at(Tok::kInvariant)) {
@@ -250,7 +252,7 @@ class Parser {
           return d;
         }
         fail_expected("a declaration (import, param, set, const, type, var, fn, proc, process, rule, invariant, "
-                      "matrix, expect, disable, check, retired or override)");
+                      "liveness, fair, matrix, expect, disable, check, retired or override)");
     }
   }
 
@@ -267,6 +269,51 @@ class Parser {
     if (disable && at(Tok::kString)) d->message = take().text;
     expect(Tok::kSemi, disable ? "disable" : "check");
     d->span = join(kw.span, prev_span());
+    return d;
+  }
+  // `liveness NAME: eventually P;`, `liveness NAME: always eventually P;`, `liveness NAME: P leads_to Q;`
+  // (`eventually`, `always` and `leads_to` are contextual keywords here only).
+  Decl* liveness_decl() {
+    Span start = take().span;
+    Decl* d = ast_.decl(DeclKind::kLiveness, start);
+    d->name = ident("a liveness property name");
+    expect(Tok::kColon);
+    auto word = [&](const char* w) { return at(Tok::kIdent) && peek().text == w; };
+    if (word("always")) {
+      take();
+      if (!word("eventually")) fail_expected("'eventually' after 'always' (liveness: always eventually P)");
+      take();
+      d->temporal = "always_eventually";
+      d->value = expr();
+    } else if (word("eventually")) {
+      take();
+      d->temporal = "eventually";
+      d->value = expr();
+    } else {
+      d->value = expr();
+      if (!word("leads_to")) {
+        fail_expected("'leads_to' (liveness: eventually P, always eventually P or P leads_to Q)");
+      }
+      take();
+      d->temporal = "leads_to";
+      d->guard = expr();
+    }
+    expect(Tok::kSemi, "liveness");
+    d->span = join(start, prev_span());
+    return d;
+  }
+  // `fair weak NAME, ...;` or `fair strong NAME, ...;`: each NAME a process or a rule.
+  Decl* fair_decl() {
+    Span start = take().span;
+    Decl* d = ast_.decl(DeclKind::kFair, start);
+    d->name = Ident{"fair", start, {}};
+    if (!at(Tok::kIdent) || (peek().text != "weak" && peek().text != "strong")) {
+      fail_expected("'weak' or 'strong' after 'fair'");
+    }
+    d->temporal = take().text;
+    do d->names.push_back(qualified_ident("a process or rule name")); while (accept(Tok::kComma));
+    expect(Tok::kSemi, "fair");
+    d->span = join(start, prev_span());
     return d;
   }
   // `retired NAME "message";`

@@ -21,6 +21,9 @@ std::vector<PropertyInfo> properties_of(const model::Model& m, bool check_deadlo
     out.push_back(PropertyInfo{"deadlock", "deadlock", {}});
   }
   if (seen.insert("runtime_error").second) out.push_back(PropertyInfo{"runtime_error", "runtime_error", {}});
+  for (const model::Liveness& l : m.liveness) {
+    if (seen.insert(l.name).second) out.push_back(PropertyInfo{l.name, "liveness", l.span});
+  }
   return out;
 }
 
@@ -31,6 +34,22 @@ bool PropertyPlan::checks(const std::string& name) const {
 std::vector<std::string> PropertyPlan::checked_names() const {
   std::vector<std::string> out;
   for (const PropertyInfo& p : checked) out.push_back(p.name);
+  return out;
+}
+
+std::vector<std::string> PropertyPlan::safety_names() const {
+  std::vector<std::string> out;
+  for (const PropertyInfo& p : checked) {
+    if (p.kind != "liveness") out.push_back(p.name);
+  }
+  return out;
+}
+
+std::vector<std::string> PropertyPlan::liveness_names() const {
+  std::vector<std::string> out;
+  for (const PropertyInfo& p : checked) {
+    if (p.kind == "liveness") out.push_back(p.name);
+  }
   return out;
 }
 
@@ -84,7 +103,7 @@ PropertyPlan plan_properties(const model::Model& m, const std::vector<std::strin
       plan.checked.push_back(p);
     } else {
       plan.not_checked.push_back(NotChecked{p.name, p.kind, by, at, ""});
-      plan.everything = false;
+      if (p.kind != "liveness") plan.everything = false;  // a liveness property is not part of the safety model
     }
   }
   plan.deadlock = plan.checks("deadlock");

@@ -16,12 +16,14 @@ namespace qpcheck::lang {
 // A property the spec can violate: an invariant, a fail/assert property, "deadlock" or "runtime_error".
 struct PropertyInfo {
   std::string name;
-  std::string kind;          // "invariant", "fail", "deadlock", "runtime_error"
-  Span span;                 // the invariant, or the first fail/assert statement naming it; none for the others
+  std::string kind;          // "invariant", "fail", "deadlock", "runtime_error", "liveness"
+  Span span;                 // the invariant or liveness property, or the first fail/assert statement naming it;
+                             // none for the others
 };
 
 // Every property of the compiled model, in report order: invariants (declaration order), fail/assert properties
-// (first use), deadlock (when `check_deadlock` and the spec does not disable it), runtime_error.
+// (first use), deadlock (when `check_deadlock` and the spec does not disable it), runtime_error, then the liveness
+// properties (declaration order; checked after the safety search, by explore::check_liveness).
 std::vector<PropertyInfo> properties_of(const model::Model& m, bool check_deadlock);
 
 // A property that is not checked, and why.
@@ -37,11 +39,13 @@ struct PropertyPlan {
   std::vector<PropertyInfo> checked;     // report order
   std::vector<NotChecked> not_checked;   // disabled first (declaration order), then the unselected ones
   bool deadlock = false;                 // deadlock is checked
-  // True when every property the model can report is checked (nothing left out by `check`, --property or
+  // True when every safety property the model can report is checked (nothing left out by `check`, --property or
   // --no-deadlock; disabled ones are out of the model already): a plain search needs no restricting layer.
   bool everything = true;
   bool checks(const std::string& name) const;
   std::vector<std::string> checked_names() const;
+  std::vector<std::string> safety_names() const;    // checked_names() without the liveness properties
+  std::vector<std::string> liveness_names() const;  // the checked liveness properties, in report order
 };
 
 // Plans a run of `m`. `selected`: the --property names (empty: the spec's `check` declarations, or every property).

@@ -1,6 +1,8 @@
 // Declarations (typecheck_internal.h): each top-level declaration kind, in program order.
 #include "checker/lang/typecheck_internal.h"
 
+#include <algorithm>
+#include <filesystem>
 #include <functional>
 
 #include <fmt/format.h>
@@ -90,6 +92,8 @@ void Checker::declare(const Decl* d) {
     case DeclKind::kProc: return d->is_override ? override_proc(d) : declare_proc(d);
     case DeclKind::kProcess: return declare_process(d);
     case DeclKind::kRule: return d->is_override ? override_rule(d) : declare_rule(d);
+    case DeclKind::kLiveness: return declare_liveness(d);
+    case DeclKind::kFair: return declare_fair(d);
     case DeclKind::kInvariant: {
       if (d->is_override) return override_invariant(d);
       // Property names are global (reports, expect, disable, --property): one invariant per name in the program,
@@ -104,6 +108,10 @@ void Checker::declare(const Decl* d) {
                                                          "'override invariant', or 'disable' it and give yours "
                                                          "another name"));
       }
+      if (auto l = liveness_spans_.find(d->name.name); l != liveness_spans_.end()) {
+        error(d->name.span, fmt::format("'{}' is already a liveness property (declared at {}): property names are "
+                                        "global", d->name.name, where(l->second)));
+      }
       invariant_spans_.emplace(d->name.name, d->name.span);
       const model::Expr* e = expr(d->value);
       expect_bool(e, "an invariant");
@@ -115,6 +123,100 @@ void Checker::declare(const Decl* d) {
       return;
     }
   }
+}
+
+void Checker::declare_liveness(const Decl* d) {
+  reserve_property_name(d->name, "a liveness property");
+  const Span* known = nullptr;
+  if (auto it = invariant_spans_.find(d->name.name); it != invariant_spans_.end()) known = &it->second;
+  if (auto it = liveness_spans_.find(d->name.name); it != liveness_spans_.end()) known = &it->second;
+  if (known != nullptr) {
+    error(d->name.span, fmt::format("duplicate property '{}' (first declared at {}): invariant and liveness "
+                                    "property names are global; give this one another name", d->name.name,
+                                    where(*known)));
+  }
+  liveness_spans_.emplace(d->name.name, d->name.span);
+  model::Liveness l;
+  l.name = d->name.name;
+  l.span = d->name.span;
+  l.kind = d->temporal == "eventually"          ? model::Liveness::Kind::kEventually
+           : d->temporal == "always_eventually" ? model::Liveness::Kind::kAlwaysEventually
+                                                : model::Liveness::Kind::kLeadsTo;
+  l.p = expr(d->value);
+  expect_bool(l.p, "a liveness property's state expression");
+  if (d->guard != nullptr) {
+    l.q = expr(d->guard);
+    expect_bool(l.q, "a liveness property's state expression");
+  }
+  if (disabled_.count(d->name.name)) {
+    note_disabled(d->name.name, "liveness");
+    return;
+  }
+  m_->liveness.push_back(l);
+}
+
+void Checker::declare_fair(const Decl* d) {
+  model::Fairness f;
+  f.strong = d->temporal == "strong";
+  f.span = d->span;
+  for (const Ident& n : d->names) {
+    f.names.push_back(qualified(n));
+    const Symbol* sym = names_.lookup(n);
+    if (sym != nullptr && sym->kind == Symbol::Kind::kProcess) {
+      const ProcessInfo& info = process_infos_[sym->process];
+      bool warned = false;  // once per name, not per instance
+      for (size_t i = 0; i < m_->processes.size(); ++i) {
+        int pc = m_->processes[i].pc_slot;
+        if (pc < info.first_pc_slot || pc >= info.first_pc_slot + info.count) continue;
+        if (std::find(f.processes.begin(), f.processes.end(), static_cast<int>(i)) != f.processes.end()) {
+          error(n.span, fmt::format("fair names the process '{}' twice", qualified(n)));
+        }
+        for (const model::Fairness& other : m_->fairness) {
+          if (!warned && other.strong == f.strong &&
+              std::find(other.processes.begin(), other.processes.end(), static_cast<int>(i)) != other.processes.end()) {
+            warned = true;
+            warn(n.span, fmt::format("the process '{}' is already {} fair (at {}): this adds nothing", qualified(n),
+                                      other.strong ? "strongly" : "weakly", where(other.span)));
+          }
+        }
+        f.processes.push_back(static_cast<int>(i));
+      }
+      continue;
+    }
+    // Rule names are global (one declaration each); `module::rule` also names the file it is declared in.
+    int rule = -1;
+    for (size_t r = 0; r < m_->rules.size(); ++r) {
+      const model::Rule& ru = m_->rules[r];
+      if (ru.name != n.name) continue;
+      if (!n.module.empty() &&
+          std::filesystem::path(sources_.file(ru.span.file).path).stem().string() != n.module) {
+        continue;
+      }
+      rule = static_cast<int>(r);
+    }
+    if (rule >= 0) {
+      if (std::find(f.rules.begin(), f.rules.end(), rule) != f.rules.end()) {
+        error(n.span, fmt::format("fair names the rule '{}' twice", qualified(n)));
+      }
+      for (const model::Fairness& other : m_->fairness) {
+        // The same kind twice is a mistake; weak and strong may both name it (strong is the stronger).
+        if (other.strong == f.strong && std::find(other.rules.begin(), other.rules.end(), rule) != other.rules.end()) {
+          warn(n.span, fmt::format("the rule '{}' is already {} fair (at {}): this adds nothing", qualified(n),
+                                    other.strong ? "strongly" : "weakly", where(other.span)));
+        }
+      }
+      f.rules.push_back(rule);
+      continue;
+    }
+    std::string known;
+    for (const ProcessInfo& p : process_infos_) known += (known.empty() ? "" : ", ") + p.name;
+    for (const model::Rule& r : m_->rules) known += (known.empty() ? "" : ", ") + r.name;
+    error(n.span, fmt::format("fair names '{}', which is not a process or rule declared before it{} (declared so far: "
+                              "{})", qualified(n),
+                              sym != nullptr ? fmt::format(" (it is declared at {})", where(sym->span)) : "",
+                              known.empty() ? "none" : known));
+  }
+  m_->fairness.push_back(std::move(f));
 }
 
 void Checker::declare_param(const Decl* d) {
@@ -282,7 +384,7 @@ void Checker::compile_instance(const Decl* d, ProcessInfo& info, int instance, i
   }
   std::vector<const Stmt*> body(d->body.begin() + first_stmt, d->body.end());
 
-  compile_process_body(body, d->span, sources_, *this, *m_, pi, info.label_pc);
+  compile_process_body(body, d->span, sources_, *this, *m_, pi, info.label_pc, info.label_never_at);
 }
 
 }  // namespace qpcheck::lang::typecheck_internal

@@ -403,6 +403,12 @@ const model::Expr* Checker::at_expr(const Expr* x) {
     error(x->name.span, fmt::format("process '{}' has no label '{}' (labels: {})", info.name, x->name.name,
                                     known.empty() ? "none" : known));
   }
+  if (info.label_never_at.count(x->name.name)) {
+    error(x->name.span, fmt::format("process '{}' never stands at label '{}': it labels the first statement of an "
+                                    "if, while or choose branch, which runs in the same step as the branch's test, so "
+                                    "'{}@{}' could never be true; label the if/while/choose itself, or a statement "
+                                    "of its own before it", info.name, x->name.name, info.name, x->name.name));
+  }
   model::Expr* e = new_expr(Op::kAt, bool_, x->span);
   e->value = lt->second;
   e->stride = info.first_pc_slot;

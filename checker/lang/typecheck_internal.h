@@ -49,6 +49,7 @@ struct ProcessInfo {
   int first_pc_slot = 0;
   int64_t count = 1;
   std::map<std::string, int> label_pc;  // label -> pc value (same for every instance)
+  std::set<std::string> label_never_at;  // labels no run stands at (compile_process_body)
 };
 
 class Checker : private StepChecker {
@@ -161,6 +162,9 @@ class Checker : private StepChecker {
   // arguments are expressions in the procedure's scope.
   model::ReplayOp replay_op(const ReplayCall& c);
   void declare_rule(const Decl* d);
+  // `liveness NAME: ...;` and `fair weak|strong NAME, ...;` (model.h: Liveness, Fairness).
+  void declare_liveness(const Decl* d);
+  void declare_fair(const Decl* d);
 
   void declare_process(const Decl* d);
   void compile_instance(const Decl* d, ProcessInfo& info, int instance, int64_t index_value);
@@ -213,6 +217,7 @@ class Checker : private StepChecker {
   std::vector<std::string> disabled_order_;
   std::set<std::string> fail_names_;                     // every fail/assert property met
   std::map<std::string, Span> invariant_spans_;          // every invariant declared (disabled ones too)
+  std::map<std::string, Span> liveness_spans_;           // every liveness property declared (disabled ones too)
   std::map<std::pair<int, std::string>, const Decl*> type_overrides_;  // (file, type) -> its override
   std::set<const Decl*> applied_type_overrides_;
   std::map<const model::Proc*, Span> replaced_;          // procs replaced by an override, and where

@@ -30,6 +30,7 @@ void Checker::note_disabled(const std::string& property, const char* kind) {
 std::string Checker::known_properties() const {
   std::string out;
   for (const auto& [n, span] : invariant_spans_) out += (out.empty() ? "" : ", ") + n;
+  for (const auto& [n, span] : liveness_spans_) out += (out.empty() ? "" : ", ") + n;
   for (const std::string& n : fail_names_) {
     if (!invariant_spans_.count(n)) out += (out.empty() ? "" : ", ") + n;
   }
@@ -72,6 +73,7 @@ void Checker::finish_property_choices(const Program& program) {
                                   where(it->second.span)));
       }
       std::string kind = invariant_spans_.count(n.name) ? "invariant"
+                         : liveness_spans_.count(n.name) ? "liveness"
                          : fail_names_.count(n.name)    ? "fail"
                          : n.name == "deadlock"         ? "deadlock"
                          : n.name == "runtime_error"    ? "runtime_error"

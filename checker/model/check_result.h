@@ -3,6 +3,7 @@
 // symbolic/) produce it, trace/, gate/ and the CLI read it, and none of them depends on another engine for it.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -53,6 +54,10 @@ struct CheckResult {
   Path path;                      // the counterexample when violated; the witness run (explore::Options::witness)
                                   // when holds
   bool shortest = false;          // true when the counterexample is known to be a shortest one (BFS, no limit hit)
+  // A liveness counterexample (explore::check_liveness) is a lasso: the run repeats path.actions[*cycle_start..]
+  // forever, path.states.back() being path.states[*cycle_start]. When *cycle_start == path.actions.size() the cycle
+  // is empty: nothing is enabled in the last state and the run stays there. nullopt for every other result.
+  std::optional<size_t> cycle_start;
   std::string limit;              // which limit ended the search ("max-states", ...), empty if none
   SearchStats stats;
   // Indexed by action id (TransitionSystem numbering): 1 if the action produced at least one transition (a

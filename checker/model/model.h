@@ -167,6 +167,35 @@ struct Invariant {
   const Expr* expr = nullptr;
 };
 
+// `liveness NAME: ...;` (docs/language.md, "Liveness"): a property of every infinite run, and of every finite run
+// that ends in a state where nothing is enabled (which then stays there forever). Checked under the model's fairness
+// by explore::check_liveness; P and Q are state expressions like an invariant's.
+struct Liveness {
+  enum class Kind {
+    kEventually,        // eventually P: every run reaches a state where P holds
+    kAlwaysEventually,  // always eventually P: P holds infinitely often in every run
+    kLeadsTo,           // P leads_to Q: every state where P holds is followed (or met) by one where Q holds
+  };
+  std::string name;
+  Span span;
+  Kind kind = Kind::kEventually;
+  const Expr* p = nullptr;
+  const Expr* q = nullptr;            // kLeadsTo only
+};
+
+// `fair weak|strong NAME, ...;`: every instance of the named processes and every parameter tuple of the named rules
+// is a fairness unit of that kind. Weak: a unit that is enabled in every state from some point on takes a step
+// infinitely often. Strong: a unit that is enabled infinitely often takes a step infinitely often. A unit named by
+// both a weak and a strong declaration is strong. Units not named are not treated fairly (docs/language.md,
+// "Fairness").
+struct Fairness {
+  bool strong = false;
+  Span span;                          // the declaration
+  std::vector<int> processes;         // process instance indexes (every instance of each named process)
+  std::vector<int> rules;             // rule indexes (each parameter tuple is a unit of its own)
+  std::vector<std::string> names;     // as written, for reports
+};
+
 struct SlotInfo {
   int64_t lo = 0, hi = 0;             // value range
   const Type* type = nullptr;         // scalar type (for rendering)
@@ -219,6 +248,8 @@ struct Model {
   std::vector<ProcessInstance> processes;
   std::vector<Rule> rules;
   std::vector<Invariant> invariants;
+  std::vector<Liveness> liveness;     // declaration order; disabled ones are left out
+  std::vector<Fairness> fairness;     // declaration order
   int frame_size = 0;                 // number of bound-variable frames
   std::vector<std::pair<std::string, std::string>> params;  // name, value as rendered, declaration order
   std::vector<Override> overrides;    // in the order the overrides are declared

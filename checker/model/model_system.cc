@@ -396,6 +396,11 @@ std::optional<Violation> ModelSystem::check_invariants(const uint64_t* state) {
   return std::nullopt;
 }
 
+bool ModelSystem::holds_in(const Expr* e, const uint64_t* state) {
+  layout_.unpack(state, inv_machine_.state);
+  return inv_machine_.eval(e) != 0;
+}
+
 std::optional<Violation> ModelSystem::check_conjunct(int i, const Expr* conj) {
   const Invariant& inv = model_.invariants[i];
   try {

@@ -108,6 +108,20 @@ class ModelSystem : public TransitionSystem {
   MemoStats memo_stats() const;
   // Can process instance `p` take a step in `state` (a step that would fail counts as one)?
   bool process_enabled(const uint64_t* state, int p);
+  // The value of the bool state expression `e` (an invariant's kind: no frames bound) in `state`. Throws StepFailure
+  // when it cannot be evaluated (an index out of range).
+  bool holds_in(const Expr* e, const uint64_t* state);
+  // Who takes `action`: a process instance (rule -1) or a rule's parameter tuple (process -1; tuple numbered with
+  // the last parameter varying fastest).
+  struct ActionOwner {
+    int process = -1;
+    int rule = -1;
+    int64_t tuple = 0;
+  };
+  ActionOwner owner(uint32_t action) const {
+    const tier::ActionSite& a = sites_[action];
+    return ActionOwner{a.process, a.rule, a.tuple};
+  }
 
 
  private:

@@ -16,7 +16,14 @@ std::string config_label(const gate::SpecResult& s, const gate::ConfigResult& c)
 
 std::string steps_word(const gate::PropertyResult& p) {
   if (!p.counterexample) return "no counterexample";
-  size_t n = p.counterexample->steps.size();
+  const trace::Trace& t = *p.counterexample;
+  size_t n = t.steps.size();
+  if (t.cycle_start >= 0) {  // a lasso (docs/liveness.md)
+    size_t k = static_cast<size_t>(t.cycle_start);
+    return k == n ? fmt::format("a lasso: {} step{}, then nothing enabled", n, n == 1 ? "" : "s")
+                  : fmt::format("a lasso: a prefix of {} step{}, then a cycle of {} step{} repeated forever", k,
+                                k == 1 ? "" : "s", n - k, n - k == 1 ? "" : "s");
+  }
   return fmt::format("{} step{}", n, n == 1 ? "" : "s");
 }
 
@@ -166,6 +173,7 @@ json to_sarif(const std::vector<gate::SpecResult>& results) {
                       {"status", gate::status_name(p.status())}};
         std::string rule_text = p.kind == "invariant" ? fmt::format("invariant {}: {}", p.name, p.source.text)
                                 : p.kind == "fail"    ? fmt::format("property {} (fail/assert)", p.name)
+                                : p.kind == "liveness" ? p.source.text
                                                       : p.name;
         if (p.actual == "violated") {
           bool unexpected = p.status() == gate::Status::kNewViolation;
@@ -183,7 +191,8 @@ json to_sarif(const std::vector<gate::SpecResult>& results) {
               }
               if (!st.verbs.empty()) what += ": " + st.verbs;
               json loc = physical(st.source);
-              loc["message"] = {{"text", fmt::format("step {}: {}", st.index, what)}};
+              bool in_cycle = t.cycle_start >= 0 && st.index > t.cycle_start;  // a lasso's cycle, repeated forever
+              loc["message"] = {{"text", fmt::format("step {}{}: {}", st.index, in_cycle ? " (cycle)" : "", what)}};
               locs.push_back({{"location", loc}, {"executionOrder", st.index}});
             }
             if (!locs.empty()) extra["codeFlows"] = json::array({{{"threadFlows", json::array({{{"locations", locs}}})}}});

@@ -116,6 +116,7 @@ Trace build_trace(model::ModelSystem& system, const model::CheckResult& result, 
     t.property_source = source_ref(sources, v.span);
   }
   t.shortest = result.shortest;
+  if (result.cycle_start) t.cycle_start = static_cast<int>(*result.cycle_start);
 
   const auto& path = result.path;
   std::vector<int64_t> before = system.unpack(path.states.at(0).data());

@@ -72,6 +72,7 @@ Msc build_msc(const Trace& t) {
             : t.property.empty() ? fmt::format("{}: witness ({}: a run to a terminal valid end)", t.spec, t.verdict)
                                : fmt::format("{}: {} violated", t.spec, t.property);
   m.violation = t.message;
+  m.cycle_start = t.cycle_start;
   // Lanes: processes in the order of the final positions, then actors not listed there.
   std::vector<std::string> procs;
   for (const Position& p : t.final) procs.push_back(p.process);
@@ -244,7 +245,9 @@ std::string to_svg(const Trace& t) {
                    "font-family=\"DejaVu Sans, Arial, sans-serif\" font-size=\"12\">\n", width, height, width, height);
   o += fmt::format("<title>{}</title>\n", esc(m.title));
   o += "<defs><marker id=\"head\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"8\" markerHeight=\"8\" "
-       "orient=\"auto-start-reverse\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#1f4e9c\"/></marker></defs>\n";
+       "orient=\"auto-start-reverse\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#1f4e9c\"/></marker>"
+       "<marker id=\"loophead\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" "
+       "orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#c26a00\"/></marker></defs>\n";
   o += fmt::format("<rect x=\"0\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"#ffffff\"/>\n", width, height);
   o += fmt::format("<text x=\"10\" y=\"22\" font-size=\"15\" font-weight=\"bold\">{}</text>\n",
                    esc(shorten(m.title, static_cast<size_t>(std::max(20, (width - 20) * 2 / 19)))));
@@ -344,6 +347,16 @@ std::string to_svg(const Trace& t) {
                           "</text>\n", box.x, box.y, w, box.x + w / 2, box.y + 12,
                           a.discarded ? "#777777" : "#1f4e9c", esc(label));
   }
+  // A lasso's cycle: a frame around its rows and an arrow in the left margin from its end back to its start.
+  if (m.cycle_start >= 0 && m.cycle_start < m.rows) {
+    int y1 = ry(m.cycle_start) - row_h / 2 + 3, y2 = ry(m.rows - 1) + row_h / 2 - 3;
+    o += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" rx=\"6\" fill=\"none\" stroke=\"#c26a00\" "
+                     "stroke-width=\"2\" stroke-dasharray=\"8,4\"/>\n", left - 8, y1, width - 20 - (left - 8), y2 - y1);
+    o += fmt::format("<path d=\"M{0},{1} L{2},{1} L{2},{3} L{0},{3}\" fill=\"none\" stroke=\"#c26a00\" "
+                     "stroke-width=\"2\" marker-end=\"url(#loophead)\"/>\n", left - 10, y2 - 6, left - 26, y1 + 6);
+    o += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#c26a00\" font-weight=\"bold\">loop: steps {}..{} repeat "
+                     "forever</text>\n", left, y1 + 13, m.cycle_start + 1, m.rows);
+  }
   o += marks;
   o += labels;
   // The violation.
@@ -382,11 +395,18 @@ std::string to_html(const Trace& t) {
   std::string svg = to_svg(t);
   o += svg;
   bool observed = std::any_of(t.steps.begin(), t.steps.end(), [](const Step& s) { return !s.observed.empty(); });
+  if (m.cycle_start >= 0) {
+    o += m.cycle_start < m.rows
+             ? fmt::format("<p>A lasso: steps {}..{} (marked &#x21bb;) repeat forever after a prefix of {} steps.</p>\n",
+                           m.cycle_start + 1, m.rows, m.cycle_start)
+             : "<p>A lasso: after the last step nothing is enabled and the run stays there forever.</p>\n";
+  }
   o += fmt::format("<h2>Steps</h2>\n<table>\n<tr><th>#</th><th>actor</th><th>statement</th><th>source</th>{}</tr>\n",
                    observed ? "<th>observed</th>" : "");
   for (const Step& s : t.steps) {
-    o += fmt::format("<tr{}><td>{}</td><td>{}</td><td><code>{}</code></td><td>{}:{}</td>{}</tr>\n",
-                     s.failed ? " class=\"failed\"" : "", s.index, esc(s.actor), esc(s.source.text),
+    bool cycle = t.cycle_start >= 0 && s.index > t.cycle_start;
+    o += fmt::format("<tr{}><td>{}{}</td><td>{}</td><td><code>{}</code></td><td>{}:{}</td>{}</tr>\n",
+                     s.failed ? " class=\"failed\"" : "", s.index, cycle ? " &#x21bb;" : "", esc(s.actor), esc(s.source.text),
                      esc(s.source.file), s.source.line,
                      observed ? fmt::format("<td><code>{}</code></td>", esc(s.observed)) : "");
   }
@@ -409,7 +429,10 @@ std::string to_mermaid(const Trace& t) {
   };
   std::string o = "sequenceDiagram\n";
   for (size_t i = 0; i < m.lanes.size(); ++i) o += fmt::format("  participant L{} as {}\n", i, text(m.lanes[i]));
+  bool loop = m.cycle_start >= 0 && m.cycle_start < m.rows;
   for (int r = 0; r <= m.rows; ++r) {
+    if (loop && r == m.cycle_start) o += fmt::format("  loop steps {}..{} repeat forever\n", r + 1, m.rows);
+    if (loop && r == m.rows) o += "  end\n";
     for (const MscArrow& a : m.arrows) {
       if (a.to_row != r) continue;
       o += fmt::format("  L{}{}L{}: {}{}\n", a.from_lane, a.discarded ? "-x" : a.in_flight ? "--)" : "->>", a.to_lane,

@@ -2,7 +2,7 @@
 // (the rules), a row per step, arrows for messages (an element pushed into a queue by one step and popped by a
 // later one: REQ/REP/RTU, Sends, CM events, receive completions), marks for each step's call (ibv_post_recv,
 // RNR NAK, TERMINATE highlighted), completions with their IBV_WC status, and the violated property at the step where
-// it breaks. Generic: lanes and arrows come from the Trace's actors, calls and queue changes only.
+// it breaks; a lasso's cycle as a loop frame. Generic: lanes and arrows come from the Trace's actors, calls and queue changes only.
 #pragma once
 
 #include <string>
@@ -43,6 +43,9 @@ struct Msc {
   std::string violation;           // "invariant passive_send_after_peer_recv is false"
   std::string title;               // "spec/03_...qpspec: passive_send_after_peer_recv violated"
   std::vector<std::string> observed;  // per row: the recorded calls the step matched (Step::observed), or ""
+  // A lasso (docs/liveness.md): rows cycle_start..rows-1 repeat forever, drawn as a loop frame; rows: nothing is
+  // enabled after the last row and the run stays there; -1: not a lasso.
+  int cycle_start = -1;
 };
 
 // Lays out a violated trace or a witness (a `holds` trace with steps). A trace without steps gives a chart with lanes

@@ -73,6 +73,9 @@ std::string limit_text(const std::string& limit) {
 // The numbered steps of a counterexample or witness: actor, statement, calls, changes.
 void append_steps(const Trace& t, std::string& out) {
   for (const Step& s : t.steps) {
+    if (t.cycle_start >= 0 && s.index == t.cycle_start + 1) {
+      out += fmt::format("  --- cycle: steps {}..{} repeat forever ---\n", s.index, t.steps.size());
+    }
     std::string head = fmt::format("{:>3}. {}", s.index, s.actor);
     if (!s.is_rule && !s.at.empty()) head += fmt::format(" @{}", s.at);
     std::string loc = s.source.file.empty() ? "" : fmt::format("{}:{}", s.source.file, s.source.line);
@@ -88,6 +91,32 @@ void append_steps(const Trace& t, std::string& out) {
     for (const Change& c : s.changes) out += fmt::format("         {}: {} -> {}\n", c.name, c.before, c.after);
     if (s.failed) out += fmt::format("       ** this step violates {}: {}\n", t.property, t.message);
   }
+  if (t.cycle_start >= 0 && static_cast<size_t>(t.cycle_start) < t.steps.size()) {
+    out += fmt::format("  --- back to the state before step {}: the cycle repeats ---\n", t.cycle_start + 1);
+  } else if (t.cycle_start >= 0) {
+    out += "  --- nothing is enabled here: the run stays in this state forever ---\n";
+  }
+}
+
+// The fairness line of a liveness report.
+std::string fairness_text(const Trace& t) {
+  if (t.fairness.empty()) return "  fairness: none (any process or rule may be starved by the others)\n";
+  std::string f;
+  for (const std::string& x : t.fairness) f += (f.empty() ? "" : "; ") + x;
+  return fmt::format("  fairness: {}\n", f);
+}
+
+// One line per liveness property checked (with its figures), then the fairness; "" when there is none.
+std::string liveness_lines(const Trace& t) {
+  if (t.liveness.empty()) return "";
+  std::string out;
+  for (const Trace::LivenessResult& l : t.liveness) {
+    out += fmt::format("  liveness {}: {} ({} product states, {} transitions, {:.3f} s)\n", l.property,
+                       l.verdict == "holds" ? (t.fairness.empty() ? "holds on every run" : "holds on every fair run")
+                                            : "INCONCLUSIVE: stopped by " + limit_text(l.limit),
+                       l.states, l.transitions, l.seconds);
+  }
+  return out + fairness_text(t);
 }
 
 std::string to_text_unescaped(const Trace& t);
@@ -157,6 +186,7 @@ std::string to_text_unescaped(const Trace& t) {
   } else if (t.verdict == "holds") {
     out += fmt::format("{}: HOLDS: {} holds in all {} reachable states\n", t.spec, every, t.stats.states);
     out += header_notes(t);
+    out += liveness_lines(t);
     if (!t.steps.empty()) {
       out += fmt::format("\nWitness: {} step{} to a terminal valid end{}\n", t.steps.size(),
                          t.steps.size() == 1 ? "" : "s", t.shortest ? " (shortest: BFS)" : "");
@@ -166,6 +196,12 @@ std::string to_text_unescaped(const Trace& t) {
     out += fmt::format("{}: INCONCLUSIVE: no violation found in a partial search (--storage {}, {} states stored; "
                        "states may have been missed)\n", t.spec, t.limit, t.stats.states);
     out += header_notes(t);
+  } else if (t.verdict == "inconclusive" && !t.liveness.empty()) {
+    // The safety search held; a liveness search (docs/liveness.md) was stopped.
+    out += fmt::format("{}: INCONCLUSIVE: {} holds in all {} reachable states, but a liveness check was stopped by "
+                       "{}\n", t.spec, every, t.stats.states, limit_text(t.limit));
+    out += header_notes(t);
+    out += liveness_lines(t);
   } else if (t.verdict == "inconclusive") {
     out += fmt::format("{}: INCONCLUSIVE: stopped by {} after {} states; no violation found so far\n", t.spec,
                        limit_text(t.limit), t.stats.states);
@@ -178,11 +214,24 @@ std::string to_text_unescaped(const Trace& t) {
                          t.property_source.text);
     }
     out += header_notes(t);
-    out += fmt::format("\nCounterexample: {} step{}{}\n", t.steps.size(), t.steps.size() == 1 ? "" : "s",
-                       t.shortest ? (symbolic ? " (shortest: every shorter length refuted by Z3)" : " (shortest: BFS)")
-                                   : " (not necessarily shortest)");
+    if (t.kind == "liveness") out += fairness_text(t);
+    if (t.cycle_start >= 0) {
+      out += fmt::format("\nCounterexample (lasso): a prefix of {} step{}, then {}\n", t.cycle_start,
+                         t.cycle_start == 1 ? "" : "s",
+                         static_cast<size_t>(t.cycle_start) == t.steps.size()
+                             ? std::string("no step is enabled: the run stays there (prefix shortest: BFS)")
+                             : fmt::format("a cycle of {} step{} repeated forever (prefix shortest: BFS; cycle not "
+                                           "necessarily shortest)", t.steps.size() - t.cycle_start,
+                                           t.steps.size() - t.cycle_start == 1 ? "" : "s"));
+    } else {
+      out += fmt::format("\nCounterexample: {} step{}{}\n", t.steps.size(), t.steps.size() == 1 ? "" : "s",
+                         t.shortest ? (symbolic ? " (shortest: every shorter length refuted by Z3)" : " (shortest: BFS)")
+                                     : " (not necessarily shortest)");
+    }
     append_steps(t, out);
-    if (!t.steps.empty() && !t.steps.back().failed && t.kind != "deadlock") {
+    if (t.kind == "liveness" && t.cycle_start < 0) {
+      out += fmt::format("       ** {} cannot be evaluated in the resulting state\n", t.property);
+    } else if (!t.steps.empty() && !t.steps.back().failed && t.kind != "deadlock" && t.kind != "liveness") {
       out += fmt::format("       ** {} is false in the resulting state\n", t.property);
     }
     if (t.kind == "deadlock") out += "       ** no process or rule can move: deadlock\n";
@@ -230,7 +279,7 @@ std::string dump_json(const nlohmann::json& doc) {
 nlohmann::json to_json(const Trace& t) {
   nlohmann::json j;
   j["schema"] = kJsonSchema;
-  j["version"] = kJsonVersion;
+  j["version"] = t.cycle_start >= 0 ? kJsonLassoVersion : kJsonVersion;
   j["spec"] = t.spec;
   j["params"] = nlohmann::json::object();
   for (const auto& [k, v] : t.params) j["params"][k] = v;
@@ -286,6 +335,19 @@ nlohmann::json to_json(const Trace& t) {
       fin.push_back({{"process", p.process}, {"at", p.at}, {"source", source_json(p.source)}, {"blocked", p.blocked}});
     }
     j["final"] = fin;
+    if (t.cycle_start >= 0) {
+      j["cycle"] = {{"start", t.cycle_start + 1}, {"length", t.steps.size() - t.cycle_start}};
+    }
+  }
+  if (!t.fairness.empty()) j["fairness"] = t.fairness;
+  if (!t.liveness.empty()) {
+    j["liveness"] = nlohmann::json::array();
+    for (const Trace::LivenessResult& l : t.liveness) {
+      nlohmann::json jl = {{"property", l.property}, {"verdict", l.verdict}, {"states", l.states},
+                           {"transitions", l.transitions}, {"seconds", l.seconds}};
+      if (!l.limit.empty()) jl["limit"] = l.limit;
+      j["liveness"].push_back(jl);
+    }
   }
   j["stats"] = {{"states", t.stats.states},
                 {"transitions", t.stats.transitions},
@@ -414,7 +476,8 @@ class Fields {
     const nlohmann::json& v = at(field);
     std::string want = fmt::format("an integer in {}..{}", lo, hi);
     if (v.is_number_unsigned()) {
-      if (v.get<uint64_t>() > static_cast<uint64_t>(hi)) bad(field, want);
+      uint64_t u = v.get<uint64_t>();  // a non-negative JSON integer is unsigned: check both ends here too
+      if (u > static_cast<uint64_t>(hi) || (lo > 0 && u < static_cast<uint64_t>(lo))) bad(field, want);
       return static_cast<int64_t>(v.get<uint64_t>());
     }
     if (!v.is_number_integer() || v.get<int64_t>() < lo || v.get<int64_t>() > hi) bad(field, want);
@@ -473,10 +536,14 @@ Trace from_json(const nlohmann::json& j) {
     throw ReportError(fmt::format("field 'schema' is {}, expected \"{}\"", shown(doc.at("schema")), kJsonSchema));
   }
   const nlohmann::json& version = doc.at("version");
-  if (!version.is_number_integer() || version.get<int64_t>() != kJsonVersion ||
-      (version.is_number_unsigned() && version.get<uint64_t>() != static_cast<uint64_t>(kJsonVersion))) {
-    throw ReportError(fmt::format("unsupported report version {} (this qpcheck reads version {})", shown(version),
-                                  kJsonVersion));
+  const bool v1 = version.is_number_integer() && version.get<int64_t>() == kJsonVersion &&
+                  !(version.is_number_unsigned() && version.get<uint64_t>() != static_cast<uint64_t>(kJsonVersion));
+  const bool v2 = version.is_number_integer() && version.get<int64_t>() == kJsonLassoVersion &&
+                  !(version.is_number_unsigned() &&
+                    version.get<uint64_t>() != static_cast<uint64_t>(kJsonLassoVersion));
+  if (!v1 && !v2) {
+    throw ReportError(fmt::format("unsupported report version {} (this qpcheck reads versions {} and {})",
+                                  shown(version), kJsonVersion, kJsonLassoVersion));
   }
   Trace t;
   t.spec = doc.str("spec");
@@ -493,7 +560,7 @@ Trace from_json(const nlohmann::json& j) {
   if (t.verdict == "violated") {
     Fields v = doc.object("violation");
     t.property = v.str("property");
-    t.kind = v.one_of("kind", {"invariant", "fail", "runtime_error", "deadlock"});
+    t.kind = v.one_of("kind", {"invariant", "fail", "runtime_error", "deadlock", "liveness"});
     t.message = v.str("message");
     t.property_source = source_from(v.object("source"));
     t.shortest = v.boolean("shortest");
@@ -580,6 +647,42 @@ Trace from_json(const nlohmann::json& j) {
       }
       t.final.push_back(std::move(pos));
     }
+    if (doc.has("cycle")) {
+      if (!v2) throw ReportError("field 'cycle' (a lasso) needs report version 2, found version 1");
+      Fields c = doc.object("cycle");
+      int64_t n = static_cast<int64_t>(t.steps.size());
+      int64_t start = c.integer("start", 1, n + 1);
+      int64_t length = c.integer("length", 0, n);
+      if (start + length != n + 1) {
+        throw ReportError(fmt::format("field 'cycle' says steps {}..{} but the report has {} steps (a truncated "
+                                      "trace?)", start, start + length - 1, n));
+      }
+      if (t.verdict != "violated" || t.kind != "liveness") {
+        throw ReportError(fmt::format("field 'cycle' (a lasso) belongs to a violated liveness property, but the "
+                                      "report's verdict is {} and its violation kind {}",
+                                      trace::quote_value(t.verdict), trace::quote_value(t.kind)));
+      }
+      // The cycle must close: the state after the last step is the state before step `start`, so every variable the
+      // cycle changes ends where it was (the first change's `before` is the last change's `after`).
+      std::map<std::string, std::pair<std::string, std::string>> net;  // name -> (first before, last after)
+      for (size_t i = static_cast<size_t>(start - 1); i < t.steps.size(); ++i) {
+        for (const Change& c : t.steps[i].changes) {
+          auto [it, fresh] = net.try_emplace(c.name, c.before, c.after);
+          if (!fresh) it->second.second = c.after;
+        }
+      }
+      for (const auto& [name, ends] : net) {
+        if (ends.first != ends.second) {
+          throw ReportError(fmt::format("field 'cycle' says steps {}..{} repeat, but they change '{}' from {} to {}: "
+                                        "the cycle does not return to the state before step {}",
+                                        start, n, trace::printable(name, 80), trace::quote_value(ends.first),
+                                        trace::quote_value(ends.second), start));
+        }
+      }
+      t.cycle_start = static_cast<int>(start - 1);
+    } else if (v2) {
+      throw ReportError("report version 2 without field 'cycle' (version 2 is a lasso)");
+    }
     bool ends_failing = !t.steps.empty() && t.steps.back().failed;
     if ((t.kind == "fail" || t.kind == "runtime_error") && !t.steps.empty() && !ends_failing) {
       throw ReportError(fmt::format("the {} violation's last step ({}) does not fail: a truncated counterexample?",
@@ -594,6 +697,7 @@ Trace from_json(const nlohmann::json& j) {
       }
     }
   }
+  if (doc.has("fairness")) t.fairness = doc.strings("fairness");
   Fields st = doc.object("stats");
   t.stats.states = st.count("states");
   t.stats.transitions = st.count("transitions");

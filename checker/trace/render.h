@@ -14,6 +14,9 @@ namespace qpcheck::trace {
 
 inline constexpr const char* kJsonSchema = "qpcheck.report";
 inline constexpr int kJsonVersion = 1;
+// A report with a lasso (Trace::cycle_start >= 0) is version 2: a reader of version 1 would take its cycle for a
+// finite run. Every other report stays version 1; from_json reads both.
+inline constexpr int kJsonLassoVersion = 2;
 
 // Limits on a trace file read by read_trace_file (docs/json-report.md): its size, and how deeply arrays and objects
 // may nest (the schema itself nests 6 deep).

@@ -182,8 +182,14 @@ TEST_CASE("JSON report: versioned schema round-trips; bad documents name the pro
     return std::string("no error");
   };
   nlohmann::json v2 = j;
-  v2["version"] = 2;
-  CHECK(error(v2) == "unsupported report version 2 (this qpcheck reads version 1)");
+  v2["version"] = 2;  // version 2 is a lasso: it needs its cycle
+  CHECK(error(v2) == "report version 2 without field 'cycle' (version 2 is a lasso)");
+  nlohmann::json v3 = j;
+  v3["version"] = 3;
+  CHECK(error(v3) == "unsupported report version 3 (this qpcheck reads versions 1 and 2)");
+  nlohmann::json v1_cycle = j;
+  v1_cycle["cycle"] = {{"start", 1}, {"length", 0}};
+  CHECK(error(v1_cycle) == "field 'cycle' (a lasso) needs report version 2, found version 1");
   nlohmann::json other = j;
   other["schema"] = "something.else";
   CHECK(error(other) == "field 'schema' is \"something.else\", expected \"qpcheck.report\"");

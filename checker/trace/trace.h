@@ -106,6 +106,23 @@ struct Trace {
   std::vector<Change> initial;    // initial state: every unit with its value (before == after)
   std::vector<Step> steps;
   std::vector<Position> final;    // every process, in the last state of the counterexample
+  // A liveness counterexample is a lasso: the run repeats steps[cycle_start..] forever, the state after the last
+  // step being the state before steps[cycle_start]. cycle_start == steps.size(): nothing is enabled in the last
+  // state and the run stays there. -1: not a lasso (every other report). Written as the JSON report's "cycle"
+  // (version 2).
+  int cycle_start = -1;
+  // The liveness properties checked after the safety search, when none of them is the violation reported.
+  struct LivenessResult {
+    std::string property;
+    std::string verdict;          // "holds", "inconclusive" ("violated" ones are reported as the trace itself)
+    std::string limit;            // inconclusive: which limit
+    uint64_t states = 0;          // product states (a state with its monitor bit)
+    uint64_t transitions = 0;
+    double seconds = 0;
+  };
+  std::vector<LivenessResult> liveness;
+  // The fairness a liveness check assumed, one entry per `fair` declaration ("weak client, server"); empty: none.
+  std::vector<std::string> fairness;
   Stats stats;
   // The report's header: which properties were checked (empty: not recorded, an older report), which were not and
   // why, and what the spec replaced.

@@ -4,7 +4,8 @@
 // Lines read, each `// KEY: ...` with KEY first after the slashes (blank lines inside the block are skipped; the
 // block ends at the first other line):
 //   params: NAME=VALUE ...                 the --param values the spec is checked with
-//   expect: KEY=VALUE ...                  verdict=holds|violated|inconclusive, states=N, property=NAME, length=L
+//   expect: KEY=VALUE ...                  verdict=holds|violated|inconclusive, states=N, property=NAME, length=L,
+//                                          cycle=C (a liveness lasso: its cycle's length)
 //   expect-error: LINE:COL: SUBSTRING      exit 3 with that diagnostic
 //   expect-warning: LINE:COL: SUBSTRING    a warning there (repeatable)
 //   expect-message: TEXT                   the violation's message contains TEXT
