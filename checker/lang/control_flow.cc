@@ -31,7 +31,7 @@ class ProcessBody {
       : sources_(sources), checker_(checker), m_(m) {}
 
   void compile(const std::vector<const Stmt*>& body, Span end_span, model::ProcessInstance& pi,
-               std::map<std::string, int>& label_pc, std::set<std::string>& never_at) {
+               std::map<std::string, int>& label_pc, std::set<std::string>& never_at, int& end_pc) {
     std::map<std::string, Span> seen_labels;
     check_labels(body, seen_labels);
     int end = add_node(Node{Node::K::kEnd, end_span});
@@ -88,6 +88,8 @@ class ProcessBody {
       pi.pc_names[pc_of[canonical(node)]] = name;
       if (!stood_at.count(pc_of[canonical(node)])) never_at.insert(name);
     }
+    int end_at = pc_of[canonical(end)];
+    end_pc = end_at >= 0 && stood_at.count(end_at) ? end_at : -1;
     m_.slots[pi.pc_slot].hi = static_cast<int64_t>(pc_node.size()) - 1;
     m_.initial[pi.pc_slot] = entry_pc;
   }
@@ -280,8 +282,8 @@ class ProcessBody {
 
 void compile_process_body(const std::vector<const Stmt*>& body, Span end_span, const SourceManager& sources,
                           StepChecker& checker, model::Model& m, model::ProcessInstance& instance,
-                          std::map<std::string, int>& label_pc, std::set<std::string>& never_at) {
-  ProcessBody(sources, checker, m).compile(body, end_span, instance, label_pc, never_at);
+                          std::map<std::string, int>& label_pc, std::set<std::string>& never_at, int& end_pc) {
+  ProcessBody(sources, checker, m).compile(body, end_span, instance, label_pc, never_at, end_pc);
 }
 
 }  // namespace qpcheck::lang

@@ -40,10 +40,11 @@ class StepChecker {
 // pc_names, pc_spans, and its program counter slot's range and initial value (the entry). Fills `label_pc` with
 // each label's program counter (the same for every instance), and `never_at` with the labels no run stands at: a
 // label on the first statement of an if/while/choose branch (that statement runs in the same step as the branch's
-// test) that is neither the entry nor a goto's target. Throws SpecError for a duplicate or unknown label, a
+// test) that is neither the entry nor a goto's target; `end_pc` with the program counter of the process's end, or -1
+// when no run reaches it (a process that loops for ever). Throws SpecError for a duplicate or unknown label, a
 // break outside a loop, a statement a process may not contain, and a loop that can go round without taking a step.
 void compile_process_body(const std::vector<const Stmt*>& body, Span end_span, const SourceManager& sources,
                           StepChecker& checker, model::Model& m, model::ProcessInstance& instance,
-                          std::map<std::string, int>& label_pc, std::set<std::string>& never_at);
+                          std::map<std::string, int>& label_pc, std::set<std::string>& never_at, int& end_pc);
 
 }  // namespace qpcheck::lang

@@ -762,7 +762,12 @@ class Parser {
       } else if (accept(Tok::kAt)) {
         Expr* x = ast_.expr(ExprKind::kAt, e->span);
         x->a = e;
-        x->name = ident("a label");
+        if (at(Tok::kEnd)) {  // P@end: P has finished (no label can be called `end`)
+          Token t = take();
+          x->name = Ident{"end", t.span, {}};
+        } else {
+          x->name = ident("a label (or end)");
+        }
         x->span = join(e->span, x->name.span);
         e = sized(x);
       } else {

@@ -396,21 +396,32 @@ const model::Expr* Checker::at_expr(const Expr* x) {
     error(p->span, fmt::format("'{}' is not a process (declared at {})", p->name.name, where(sym->span)));
   }
   const ProcessInfo& info = process_infos_[sym->process];
-  auto lt = info.label_pc.find(x->name.name);
-  if (lt == info.label_pc.end()) {
-    std::string known;
-    for (const auto& [l, pc] : info.label_pc) known += (known.empty() ? "" : ", ") + l;
-    error(x->name.span, fmt::format("process '{}' has no label '{}' (labels: {})", info.name, x->name.name,
-                                    known.empty() ? "none" : known));
-  }
-  if (info.label_never_at.count(x->name.name)) {
-    error(x->name.span, fmt::format("process '{}' never stands at label '{}': it labels the first statement of an "
-                                    "if, while or choose branch, which runs in the same step as the branch's test, so "
-                                    "'{}@{}' could never be true; label the if/while/choose itself, or a statement "
-                                    "of its own before it", info.name, x->name.name, info.name, x->name.name));
+  int pc_value = -1;
+  if (x->name.name == "end") {  // P@end: the process has finished
+    if (info.end_pc < 0) {
+      error(x->name.span, fmt::format("process '{}' never finishes (no run reaches the end of its body), so "
+                                      "'{}@end' could never be true", info.name, info.name));
+    }
+    pc_value = info.end_pc;
+  } else {
+    auto lt = info.label_pc.find(x->name.name);
+    if (lt == info.label_pc.end()) {
+      std::string known;
+      for (const auto& [l, pc] : info.label_pc) known += (known.empty() ? "" : ", ") + l;
+      error(x->name.span, fmt::format("process '{}' has no label '{}' (labels: {}; or end)", info.name, x->name.name,
+                                      known.empty() ? "none" : known));
+    }
+    if (info.label_never_at.count(x->name.name)) {
+      error(x->name.span, fmt::format("process '{}' never stands at label '{}': it labels the first statement of an "
+                                      "if, while or choose branch, which runs in the same step as the branch's test, "
+                                      "so '{}@{}' could never be true; label the if/while/choose itself, or a "
+                                      "statement of its own before it", info.name, x->name.name, info.name,
+                                      x->name.name));
+    }
+    pc_value = lt->second;
   }
   model::Expr* e = new_expr(Op::kAt, bool_, x->span);
-  e->value = lt->second;
+  e->value = pc_value;
   e->stride = info.first_pc_slot;
   if (info.index_type != nullptr) {
     if (index == nullptr) {

@@ -50,6 +50,7 @@ struct ProcessInfo {
   int64_t count = 1;
   std::map<std::string, int> label_pc;  // label -> pc value (same for every instance)
   std::set<std::string> label_never_at;  // labels no run stands at (compile_process_body)
+  int end_pc = -1;                       // the program counter of the process's end (P@end); -1: never reached
 };
 
 class Checker : private StepChecker {

@@ -28,7 +28,7 @@ TEST_CASE("typecheck: each diagnostic kind names file:line:col") {
   CHECK(err("fn g(a: 0..3): bool = a > 1;\ninvariant i: g();") ==
         "test.qpspec:6:14: error: function 'g' takes 1 argument, 0 given");
   CHECK(err("process p { x = 1; }\ninvariant i: p@nowhere;") ==
-        "test.qpspec:6:16: error: process 'p' has no label 'nowhere' (labels: none)");
+        "test.qpspec:6:16: error: process 'p' has no label 'nowhere' (labels: none; or end)");
   CHECK(err("process p { goto nowhere; }") == "test.qpspec:5:18: error: goto to unknown label 'nowhere'");
   CHECK(err("process p { break; }") == "test.qpspec:5:13: error: break outside a while loop");
   CHECK(err("process p { push(x, A); }") ==
