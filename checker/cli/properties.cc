@@ -83,10 +83,14 @@ int report_all_violations(model::Model& m, const lang::PropertyPlan& plan, const
     size_t width = 8;
     for (const gate::PropertyResult& p : pc.properties) width = std::max(width, p.name.size());
     for (const gate::PropertyResult& p : pc.properties) {
-      std::string what = p.actual == "violated" && p.counterexample
-                             ? fmt::format("violated ({} step{})", p.counterexample->steps.size(),
-                                           p.counterexample->steps.size() == 1 ? "" : "s")
-                             : p.actual;
+      std::string what = p.actual;
+      if (p.actual == "violated" && p.counterexample) {
+        size_t n = p.counterexample->steps.size();
+        int k = p.counterexample->cycle_start;  // a lasso (docs/liveness.md): its prefix and cycle
+        what = k < 0 ? fmt::format("violated ({} step{})", n, n == 1 ? "" : "s")
+                     : fmt::format("violated (a lasso: {} step{} of prefix, then a cycle of {})", k, k == 1 ? "" : "s",
+                                   n - static_cast<size_t>(k));
+      }
       text += fmt::format("  {:<{}}  {}\n", p.name, width, what);
     }
     trace::Trace notes = head;

@@ -9,13 +9,15 @@
 namespace qpcheck::gate {
 
 std::vector<std::string> fairness_notes(const model::Model& m) {
-  std::vector<std::string> out;
+  // The spec's own declarations first (the main file is the first one loaded), then the imported library's.
+  std::vector<std::string> own, imported;
   for (const model::Fairness& f : m.fairness) {
     std::string names;
     for (const std::string& n : f.names) names += (names.empty() ? "" : ", ") + n;
-    out.push_back(fmt::format("{} {}", f.strong ? "strong" : "weak", names));
+    (f.span.file == 0 ? own : imported).push_back(fmt::format("{} {}", f.strong ? "strong" : "weak", names));
   }
-  return out;
+  own.insert(own.end(), imported.begin(), imported.end());
+  return own;
 }
 
 const model::Liveness* find_liveness(const model::Model& m, const std::string& name) {

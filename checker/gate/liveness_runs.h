@@ -26,7 +26,8 @@ struct LivenessRun {
 LivenessRun run_liveness(model::ModelSystem& system, const model::Liveness& l, const explore::Options& eo,
                          const std::string& spec);
 
-// The model's fairness as the reports show it: one entry per `fair` declaration ("weak client, server").
+// The model's fairness as the reports show it: one entry per `fair` declaration ("weak client, server"), the main
+// file's first, then the imported files' in declaration order.
 std::vector<std::string> fairness_notes(const model::Model& m);
 
 // The liveness property of `m` named `name`, or nullptr.
