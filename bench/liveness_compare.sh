@@ -7,14 +7,9 @@
 set -euo pipefail
 repo=${BUILD_WORKSPACE_DIRECTORY:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$repo"
-need=()
-command -v spin >/dev/null || need+=(spin)
-command -v gcc >/dev/null || need+=(gcc)
-if [ ${#need[@]} -gt 0 ]; then
-  echo "liveness: installing ${need[*]} (apt)"
-  sudo_=""; [ "$(id -u)" = 0 ] || sudo_=sudo
-  $sudo_ apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo_ apt-get install -y -qq "${need[@]}" >/dev/null
-fi
+# shellcheck source=bench/install_tools.sh
+source bench/install_tools.sh
+install_tools liveness spin gcc
 qpcheck=${QPCHECK:-$repo/bazel-bin/checker/cli/qpcheck}
 if [ -z "${QPCHECK:-}" ] && [ -z "${BUILD_WORKSPACE_DIRECTORY:-}" ]; then
   bazel build //checker/cli:qpcheck 2>/dev/null
