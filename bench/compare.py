@@ -105,8 +105,9 @@ def spin(work, model_src, defines, bfs=False):
     return run
 
 
-def rumur(work, model_src, consts):
-    """Generates and compiles Rumur's checker; returns a function that runs it once and parses its counts."""
+def rumur(work, model_src, consts, symmetry="off"):
+    """Generates and compiles Rumur's checker (--symmetry-reduction `symmetry`: off, heuristic or exhaustive);
+    returns a function that runs it once and parses its counts."""
     d = tempfile.mkdtemp(dir=work)
     text = open(model_src).read()
     for k, v in consts.items():
@@ -115,7 +116,7 @@ def rumur(work, model_src, consts):
             raise SystemExit(f"bench: cannot set {k} in {model_src}")
     src = os.path.join(d, "model.m")
     open(src, "w").write(text)
-    sh(["rumur", "--symmetry-reduction", "off", "--threads", "1", "--output", "model.c", "model.m"], cwd=d)
+    sh(["rumur", "--symmetry-reduction", symmetry, "--threads", "1", "--output", "model.c", "model.m"], cwd=d)
     t0 = time.monotonic()
     sh(["cc", "-std=c11", "-O3", "-mcx16", "-o", "model", "model.c", "-lpthread"], cwd=d)
     compile_s = time.monotonic() - t0
@@ -126,7 +127,7 @@ def rumur(work, model_src, consts):
         r["states"] = num(r"(\d+) states, \d+ rules fired", out)
         r["transitions"] = num(r"\d+ states, (\d+) rules fired", out)
         r["compile"] = compile_s
-        r["note"] = "1 thread, --symmetry-reduction off"
+        r["note"] = f"1 thread, --symmetry-reduction {symmetry}"
         return r
     return run
 
@@ -136,8 +137,10 @@ def qpcheck(binary, spec, params, extra):
     return lambda: qpcheck_once(binary, spec, params, extra)
 
 
-def qpcheck_once(binary, spec, params, extra):
-    cmd = [binary, "verify", spec, "--format", "json"] + [f"--param={k}={v}" for k, v in params.items()] + extra
+def qpcheck_once(binary, spec, params, extra, prefix=()):
+    """One `qpcheck verify` (prefix: words between the binary and `verify`, for mpirun: -np N PATH)."""
+    cmd = ([binary] + list(prefix) + ["verify", spec, "--format", "json"]
+           + [f"--param={k}={v}" for k, v in params.items()] + extra)
     r = Meter.run(cmd)
     try:
         rep = json.loads(r["out"][r["out"].index("{"):])

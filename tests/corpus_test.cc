@@ -6,6 +6,8 @@
 //   // params: NAME=VALUE ...                          passed as --param
 //   // expect: verdict=holds states=N
 //   // expect: verdict=violated property=NAME states=N length=L
+//   // expect: ... unreduced=N                        (a spec with `symmetric TYPE;`) the run with --no-symmetry:
+//                                                      N states, the same verdict, property and length
 //   // expect-error: LINE:COL: SUBSTRING               exit 3, "FILE:LINE:COL: error: ...SUBSTRING..." on stderr
 //   // expect-warning: LINE:COL: SUBSTRING             a warning there (repeatable); the spec must still compile
 //   // expect-message: TEXT                            the violation's message contains TEXT
@@ -54,6 +56,7 @@ struct Mode {
   int threads = 1;
   explore::Storage storage = explore::Storage::kExact;
   bool por = false;
+  bool no_symmetry = false;
 };
 
 Run verify(const fs::path& file, const std::vector<std::string>& params, bool json, Mode mode = {},
@@ -66,6 +69,7 @@ Run verify(const fs::path& file, const std::vector<std::string>& params, bool js
   o.threads = mode.threads;
   o.storage = mode.storage;
   o.por = mode.por;
+  o.no_symmetry = mode.no_symmetry;
   o.format = json ? cli::Format::kJson : cli::Format::kText;
   std::ostringstream out, err;
   int rc = cli::run_verify(o, out, err);
@@ -86,6 +90,10 @@ nlohmann::json check_good(const fs::path& file, Mode mode) {
     CHECK(r.rc == cli::code(cli::ExitCode::kUsage));
     return nlohmann::json();
   }
+  if (mode.por && r.err.find("symmetry reduction (symmetric ") != std::string::npos) {
+    CHECK(r.rc == cli::code(cli::ExitCode::kUsage));  // --por over orbit representatives is refused
+    return nlohmann::json();
+  }
   REQUIRE(r.rc <= 2);
   nlohmann::json j = nlohmann::json::parse(r.out);
   std::string verdict = h.expect["verdict"];
@@ -93,7 +101,12 @@ nlohmann::json check_good(const fs::path& file, Mode mode) {
   CHECK(j["verdict"] == verdict);
   CHECK(r.rc == (verdict == "holds" ? 0 : verdict == "violated" ? 1 : 2));
   if (mode.por) return j;  // partial-order reduction: the same verdict, over fewer states, by another path
-  if (h.expect.count("states")) CHECK(j["stats"]["states"].get<uint64_t>() == std::stoull(h.expect["states"]));
+  const bool unreduced = mode.no_symmetry && h.expect.count("unreduced");
+  if (h.expect.count("states") && !unreduced) {
+    CHECK(j["stats"]["states"].get<uint64_t>() == std::stoull(h.expect["states"]));
+  }
+  if (unreduced) CHECK(j["stats"]["states"].get<uint64_t>() == std::stoull(h.expect["unreduced"]));
+  CHECK(j.contains("symmetry") == (h.expect.count("unreduced") && !mode.no_symmetry));
   if (verdict == "violated") {
     REQUIRE_MESSAGE(h.expect.count("property"), "a violated spec must name the property");
     REQUIRE_MESSAGE(h.expect.count("length"), "a violated spec must give the counterexample length");
@@ -198,6 +211,15 @@ TEST_CASE("shipped specs and corpus models give their expected verdict, state co
     for (Mode mode : {Mode{1, explore::Storage::kHashCompaction}, Mode{1, explore::Storage::kBitstate},
                       Mode{1, explore::Storage::kExact, true}}) {
       check_good(f, mode);
+    }
+    // Symmetry reduction: the spec without it gives the same verdict, property and counterexample length over
+    // the unreduced count; the real run printed has the length of the representatives' path.
+    if (read_header(f).expect.count("unreduced")) {
+      INFO("spec: ", f.string(), " --no-symmetry");
+      nlohmann::json full = check_good(f, Mode{1, explore::Storage::kExact, false, true});
+      CHECK(full["verdict"] == one["verdict"]);
+      CHECK(full.value("violation", nlohmann::json()) == one.value("violation", nlohmann::json()));
+      CHECK(full["steps"].size() == one["steps"].size());
     }
     // Parallel BFS (hash-partitioned store): its own state ids, so maybe another counterexample, but the same counts,
     // verdict, property and length as one thread, and the same run every time for a given thread count.

@@ -3,6 +3,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <sstream>
 #include <chrono>
 #include <optional>
 #include <cmath>
@@ -10,6 +14,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -18,6 +23,7 @@
 #include "checker/cli/exit_codes.h"
 #include "checker/cli/format_option.h"
 #include "checker/cli/interrupt.h"
+#include "checker/cli/mpi_transport.h"
 #include "checker/cli/output_paths.h"
 #include "checker/cli/verify_symbolic.h"
 #include "checker/cli/progress.h"
@@ -27,6 +33,8 @@
 #include "checker/gate/property_runs.h"
 #include "checker/lang/properties.h"
 #include "checker/model/model_system.h"
+#include "checker/model/symmetry.h"
+#include "checker/explore/transport.h"
 #include "checker/trace/build.h"
 #include "checker/trace/render.h"
 
@@ -113,6 +121,27 @@ void setup_verify(CLI::App& app, VerifyOptions& opt) {
   app.add_flag("--por", opt.por,
                "partial-order reduction (ample sets over independent groups of actions, cycle proviso): fewer states, "
                "same verdict; counterexamples not promised shortest");
+  app.add_flag("--no-symmetry", opt.no_symmetry,
+               "store every state even when the spec declares `symmetric TYPE;` (the same verdicts, more states)");
+  app.add_option("--symmetry-budget", opt.symmetry_budget,
+                 "symmetry: at most this many renamings tried per state (default 5040 = 7!, exact for up to 7 "
+                 "values); beyond it a state keeps the first, which is sound but may store an orbit twice")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
+  app.add_flag("--distributed", opt.distributed,
+               "run the search over the ranks of an MPI job (mpirun -np N qpcheck verify SPEC --distributed): each "
+               "rank stores and expands the states whose hash it owns; the same verdict, counts and counterexample "
+               "length as one process; rank 0 prints the report");
+  app.add_option("--checkpoint", opt.checkpoint_dir,
+                 "--distributed: write each rank's states and frontier to this folder at a layer boundary (at most "
+                 "every --checkpoint-every seconds), so that --resume can go on from there")
+      ->check(path_validator());
+  app.add_option("--checkpoint-every", opt.checkpoint_every,
+                 "--checkpoint: seconds between checkpoints (default 60; 0: every layer)")
+      ->check(seconds_validator());
+  app.add_option("--resume", opt.resume_dir,
+                 "--distributed: go on from the last checkpoint in this folder (written by as many ranks, for the "
+                 "same spec, parameters and properties)")
+      ->check(path_validator());
   app.add_option("--hashes", opt.hashes, "bitstate: hash functions (bits set) per state (1-16; default 3)")
       ->check(CLI::Range(1, 16));
   setup_verify_symbolic(app, opt);
@@ -169,6 +198,17 @@ std::string option_conflict(const VerifyOptions& opt) {
       return fmt::format("{} applies to --storage bitstate only", o);
     }
   }
+  if (opt.distributed) {
+    std::string o = first_given({"--strategy", "--threads", "--storage", "--bitstate-bits", "--hashes", "--por",
+                                 "--witness", "--all-violations", "--engine"});
+    if (!o.empty()) {
+      return fmt::format("{} cannot be combined with --distributed (a breadth-first search with exact storage, "
+                         "partitioned over the MPI job's ranks)", o);
+    }
+  } else if (std::string o = first_given({"--checkpoint", "--checkpoint-every", "--resume"}); !o.empty()) {
+    return fmt::format("{} applies to --distributed only", o);
+  }
+  if (given("--checkpoint-every") && !given("--checkpoint")) return "--checkpoint-every applies to --checkpoint only";
   if (opt.threads > 1 && opt.strategy == explore::Strategy::kDfs) {
     return "--threads runs a breadth-first search: it cannot be combined with --strategy dfs";
   }
@@ -202,7 +242,39 @@ uint64_t parse_bytes(const std::string& text) {
   return v * mult;
 }
 
-int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
+namespace {
+
+// What SIGTERM prints on rank 0 of a distributed search: mpirun ends the other ranks with it when one dies (or
+// the job is interrupted), while they may be blocked in a collective call. Written by the progress callback, read by
+// the handler (write(2) only).
+char g_ended[1024] = "qpcheck: the distributed search was ended by SIGTERM before its first layer was complete (mpirun "
+                     "ends the job's ranks when one dies or the job is interrupted)\n";
+size_t g_ended_len = std::strlen(g_ended);
+extern "C" void on_distributed_sigterm(int) {
+  ssize_t w = ::write(2, g_ended, g_ended_len);
+  (void)w;
+  ::_exit(code(ExitCode::kInconclusive));
+}
+
+// The checkpoint's fingerprint: FNV-1a over every file the spec reads and every choice that changes the search.
+std::string fingerprint(const std::vector<std::string>& files, const VerifyOptions& opt) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  auto mix = [&](const std::string& s) {
+    for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ULL;
+    h = (h ^ 0xff) * 0x100000001b3ULL;
+  };
+  for (const std::string& f : files) {
+    std::ifstream in(f, std::ios::binary);
+    mix(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()));
+  }
+  for (const std::string& p : opt.params) mix(p);
+  for (const std::string& p : opt.properties) mix(p);
+  mix(fmt::format("{} {} {}", opt.no_deadlock, opt.no_symmetry, opt.symmetry_budget));
+  return fmt::format("{:016x}", h);
+}
+
+int verify_run(const VerifyOptions& opt, std::ostream& out, std::ostream& err, MpiTransport* net,
+               std::ostream& rank_err) {
   // --time-limit covers the whole run, the front end included.
   const auto start = std::chrono::steady_clock::now();
   if (std::string conflict = option_conflict(opt); !conflict.empty()) {
@@ -282,6 +354,12 @@ int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
     return code(ExitCode::kUsage);
   }
   if (opt.no_fairness) compiled.model->fairness.clear();
+  if (net != nullptr && !liveness.empty()) {
+    err << fmt::format("qpcheck: error: --distributed checks safety properties; the liveness propert{} {} need{} "
+                       "one process (or leave {} out with --property)\n", liveness.size() == 1 ? "y" : "ies",
+                       fmt::join(liveness, ", "), liveness.size() == 1 ? "s" : "", liveness.size() == 1 ? "it" : "them");
+    return code(ExitCode::kUsage);
+  }
   if (!liveness.empty()) {
     // Reductions that are unsound for liveness, and engines that cannot check it (docs/liveness.md).
     const char* bad = opt.por ? "--por (its ample sets keep deadlocks and safety violations, not cycles)"
@@ -295,6 +373,33 @@ int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
                          liveness.size() == 1 ? "it" : "them", liveness.size() == 1 ? "it" : "them");
       return code(ExitCode::kUsage);
     }
+  }
+
+  // Symmetry reduction (model/symmetry.h): safety only, exact storage or partial, any thread count.
+  const bool symmetric = compiled.model->symmetry.has_value() && !opt.no_symmetry && opt.engine == Engine::kExplicit;
+  if (symmetric) {
+    const std::string& ty = compiled.model->symmetry->name;
+    std::string bad;
+    if (!liveness.empty()) {
+      bad = fmt::format("the liveness propert{} {} (a cycle of orbit representatives need not be a cycle of the "
+                        "system; check {} with --no-symmetry, or leave {} out with --property)",
+                        liveness.size() == 1 ? "y" : "ies", fmt::join(liveness, ", "),
+                        liveness.size() == 1 ? "it" : "them", liveness.size() == 1 ? "it" : "them");
+    } else if (opt.por) {
+      bad = "--por (ample sets are computed for the model's own states, not for orbit representatives)";
+    } else if (opt.all_violations) {
+      bad = "--all-violations (its per-property runs store every state)";
+    }
+    if (!bad.empty()) {
+      err << fmt::format("qpcheck: error: symmetry reduction (symmetric {}, {}) cannot be combined with {}; add "
+                         "--no-symmetry to search without it\n", ty,
+                         spec.sources().location(compiled.model->symmetry->span), bad);
+      return code(ExitCode::kUsage);
+    }
+  } else if (opt.symmetry_budget != 0 && !opt.no_symmetry) {
+    err << "qpcheck: error: --symmetry-budget applies to a spec that declares `symmetric TYPE;` (this one does not)"
+        << (opt.engine != Engine::kExplicit ? ", with the explicit engine" : "") << "\n";
+    return code(ExitCode::kUsage);
   }
 
   // No output may name a file the spec reads (an imported library, a hard link to the spec).
@@ -336,8 +441,54 @@ int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
   const char* strategy = opt.strategy == explore::Strategy::kBfs ? "bfs" : "dfs";
   model::CheckResult result;
   trace::Trace t;
+  std::optional<model::SymmetricSystem> reduced;
+  if (net != nullptr) {
+    eo.transport = net;
+    eo.checkpoint_dir = opt.checkpoint_dir;
+    eo.checkpoint_every = opt.checkpoint_every;
+    eo.resume_dir = opt.resume_dir;
+    eo.fingerprint = fingerprint(spec.files(), opt);
+    if (net->rank() == 0) {
+      std::function<void(const model::SearchStats&)> print = eo.progress;
+      const std::string resume = opt.checkpoint_dir.empty()
+                                     ? std::string("no --checkpoint was given, so the run cannot be resumed")
+                                     : "the last complete checkpoint is in " + opt.checkpoint_dir +
+                                           " (--resume " + opt.checkpoint_dir + " goes on from it)";
+      // Called after every layer; the printer at most once a second.
+      auto last = std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
+      eo.progress = [print, resume, last, ranks = net->size()](const model::SearchStats& s) {
+        std::snprintf(g_ended, sizeof g_ended,
+                      "qpcheck: the distributed search was ended by SIGTERM (mpirun ends the job's ranks when one "
+                      "dies or the job is interrupted); statistics so far: %llu states over %d ranks, %llu "
+                      "transitions, %llu layers complete, %.1f s; %s\n",
+                      static_cast<unsigned long long>(s.states), ranks,
+                      static_cast<unsigned long long>(s.transitions), static_cast<unsigned long long>(s.depth),
+                      s.seconds, resume.c_str());
+        g_ended_len = std::strlen(g_ended);
+        const auto now = std::chrono::steady_clock::now();
+        if (print && now - *last >= std::chrono::seconds(1)) {
+          *last = now;
+          print(s);
+        }
+      };
+      std::signal(SIGTERM, on_distributed_sigterm);
+    }
+  }
+  try {
   if (system) {
-    result = explore::explore(*system, eo);
+    if (symmetric) {
+      reduced.emplace(*system, opt.symmetry_budget);
+      result = explore::explore(*reduced, eo);
+      try {
+        reduced->realise(result);  // the counterexample as a real run, never as representatives
+      } catch (const std::logic_error& e) {
+        clear_progress();
+        err << "qpcheck: internal error: " << e.what() << " (rerun with --no-symmetry)\n";
+        return code(ExitCode::kInternal);
+      }
+    } else {
+      result = explore::explore(*system, eo);
+    }
     clear_progress();
     t = trace::build_trace(*system, result, opt.file, strategy);
   } else {
@@ -353,6 +504,14 @@ int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
       t = trace::build_trace(whole, result, opt.file, strategy);
     }
   }
+  } catch (const std::exception& e) {
+    if (net == nullptr) throw;
+    // Only some ranks may have met it (a checkpoint file of their own): they cannot all return, so the job ends.
+    rank_err << fmt::format("qpcheck: error: rank {} of {}: {}\n", net->rank(), net->size(), e.what());
+    rank_err.flush();
+    net->abort(dynamic_cast<const explore::TransportError*>(&e) ? code(ExitCode::kInternal) : code(ExitCode::kUsage));
+  }
+
   // Liveness: once the safety search holds, each checked liveness property in turn (the first violated one is the
   // report; the others are listed with their own figures).
   if (!liveness.empty() && result.outcome == model::Outcome::kHolds) {
@@ -398,6 +557,15 @@ int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
       j["omission_probability"] = result.omission_probability;
     }
     if (opt.por) j["por"] = {{"groups", result.por_groups}, {"reduced_states", result.por_reduced_states}};
+    if (net != nullptr) j["distributed"] = {{"ranks", net->size()}};
+    if (symmetric) {
+      const model::Symmetry& s = *compiled.model->symmetry;
+      j["symmetry"] = {{"type", s.name}, {"values", s.count}, {"applied", reduced.has_value()}};
+      if (reduced) {
+        j["symmetry"]["budget"] = reduced->budget();
+        j["symmetry"]["over_budget_states"] = reduced->over_budget();
+      }
+    }
     return j;
   };
   if (opt.format == Format::kJson) {
@@ -414,6 +582,23 @@ int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
       out << fmt::format("partial-order reduction: {} independence groups; {} of the expanded states used an ample "
                          "set\n", result.por_groups, result.por_reduced_states);
     }
+    if (net != nullptr) {
+      out << fmt::format("distributed: {} ranks (MPI), each owning the states whose hash maps to it\n", net->size());
+    }
+    if (symmetric) {
+      const model::Symmetry& s = *compiled.model->symmetry;
+      if (!reduced) {
+        out << fmt::format("symmetry: symmetric {} not applied: a run restricted to some properties (--property, "
+                           "check, --no-deadlock) stores every state\n", s.name);
+      } else if (reduced->over_budget() == 0) {
+        out << fmt::format("symmetry: the {} values of {} are interchangeable; each state stored stands for its "
+                           "orbit under their renamings (one state per orbit: exact)\n", s.count, s.name);
+      } else {
+        out << fmt::format("symmetry: the {} values of {} are interchangeable; {} states allowed more than "
+                           "--symmetry-budget {} orders, so an orbit may be stored more than once (sound, less "
+                           "reduction)\n", s.count, s.name, reduced->over_budget(), reduced->budget());
+      }
+    }
     if (partial) {
       out << fmt::format("partial search: probability that a reachable state was missed <= {:.3g}\n",
                          result.omission_probability);
@@ -429,6 +614,22 @@ int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
     }
   }
   return code(result.outcome);
+}
+
+}  // namespace
+
+int run_verify(const VerifyOptions& opt, std::ostream& out, std::ostream& err) {
+  if (!opt.distributed || !option_conflict(opt).empty()) return verify_run(opt, out, err, nullptr, err);
+  MpiTransport* net = nullptr;
+  try {
+    net = &MpiTransport::get();
+  } catch (const explore::TransportError& e) {
+    err << "qpcheck: error: --distributed: " << e.what() << "\n";
+    return code(ExitCode::kEnvironment);
+  }
+  if (net->rank() == 0) return verify_run(opt, out, err, net, err);
+  std::ostringstream quiet_out, quiet_err;  // the other ranks search, and rank 0 reports
+  return verify_run(opt, quiet_out, quiet_err, net, err);
 }
 
 }  // namespace qpcheck::cli

@@ -36,6 +36,12 @@ struct VerifyOptions {
   int bitstate_bits = 30;               // log2 of the bitstate array's size in bits
   int hashes = 3;                       // bitstate: bits per state
   bool por = false;                     // partial-order reduction
+  bool no_symmetry = false;             // store every state even when the spec declares `symmetric TYPE;`
+  uint64_t symmetry_budget = 0;
+  bool distributed = false;             // under mpirun: the search over the MPI job's ranks (explore::Transport)
+  std::string checkpoint_dir;           // --distributed: checkpoints at layer boundaries
+  double checkpoint_every = 60;         // seconds between checkpoints (0: every layer)
+  std::string resume_dir;               // --distributed: go on from the checkpoint there         // candidate renamings per state (0: model::Canonicaliser::kDefaultBudget)
   Engine engine = Engine::kExplicit;
   int depth = 20;                       // bmc/kind: K, the longest counterexample searched
   double smt_timeout = 0;               // bmc/kind: seconds per solver call; 0 = none

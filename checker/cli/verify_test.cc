@@ -350,5 +350,94 @@ TEST_CASE("--names kernel: the text report in the kernel's names, the JSON repor
   CHECK(all_out.str().find("ibv_") == std::string::npos);
 }
 
+TEST_CASE("symmetry: exact orbit counts, the budget's sound fallback, a real counterexample, and the refusals") {
+  // Three independent copies of a 34-state connection: C(34 + 2, 3) orbits, with any thread count.
+  VerifyOptions o;
+  o.file = "tests/corpus/symmetric_rdma_cm_N3_M2.qpspec";
+  o.params = {"N=3", "M=2"};
+  o.format = Format::kJson;
+  for (int threads : {1, 2}) {
+    o.threads = threads;
+    Run r = run(o);
+    REQUIRE(r.rc == 0);
+    nlohmann::json j = nlohmann::json::parse(r.out);
+    CHECK(j["stats"]["states"] == 7140);
+    CHECK(j["symmetry"]["type"] == "Conn");
+    CHECK(j["symmetry"]["values"] == 3);
+    CHECK(j["symmetry"]["over_budget_states"] == 0);
+  }
+  o.threads = 1;
+  // Here values with equal keys always stand alike, so even one renaming per state finds the orbit's
+  // representative: exact, though the states over budget are counted.
+  o.symmetry_budget = 1;
+  {
+    Run r = run(o);
+    REQUIRE(r.rc == 0);
+    nlohmann::json j = nlohmann::json::parse(r.out);
+    CHECK(j["stats"]["states"] == 7140);
+    CHECK(j["symmetry"]["over_budget_states"].get<uint64_t>() > 0);
+  }
+  // A token that any connection may take: nothing but the global `holder` tells the connections apart, so every
+  // value ties. Exact: the initial state and one orbit of "taken" states (2); with a budget of one renaming the
+  // three taken states keep their own holder (4, as without symmetry): sound, no reduction.
+  {
+    const std::filesystem::path dir = std::filesystem::temp_directory_path() / "qpcheck_symmetry_test";
+    std::filesystem::create_directories(dir);
+    const std::filesystem::path spec = dir / "token.qpspec";
+    std::ofstream(spec) << "type Conn = 0..2;\nvar holder: Conn;\nvar taken: bool;\nsymmetric Conn;\n"
+                           "rule take(d: Conn) { holder = d; taken = true; }\n";
+    VerifyOptions t;
+    t.file = spec.string();
+    t.format = Format::kJson;
+    for (auto [budget, states] : {std::pair<uint64_t, int>{0, 2}, {1, 4}}) {
+      t.symmetry_budget = budget;
+      Run r = run(t);
+      INFO(r.err);
+      REQUIRE(r.rc == 0);
+      nlohmann::json j = nlohmann::json::parse(r.out);
+      CHECK(j["stats"]["states"] == states);
+      CHECK((j["symmetry"]["over_budget_states"].get<uint64_t>() > 0) == (budget == 1));
+    }
+    t.symmetry_budget = 0;
+    t.no_symmetry = true;
+    CHECK(nlohmann::json::parse(run(t).out)["stats"]["states"] == 4);
+  }
+  o.symmetry_budget = 0;
+  o.format = Format::kText;
+  {
+    Run r = run(o);
+    CHECK(r.out.find("symmetry: the 3 values of Conn are interchangeable") != std::string::npos);
+  }
+  // The counterexample is a run of the model, action by action (every step's successor is the next state): the
+  // trace names the real connection, and its length is the unreduced search's.
+  o.file = "tests/corpus/symmetric_rdma_cm_N3_pf_viol_b.qpspec";
+  o.params = {"N=3", "M=2", "PASSIVE_FIRST=1", "CLIENT_POST=1"};
+  o.format = Format::kJson;
+  Run sym = run(o);
+  o.no_symmetry = true;
+  Run full = run(o);
+  REQUIRE(sym.rc == 1);
+  REQUIRE(full.rc == 1);
+  nlohmann::json js = nlohmann::json::parse(sym.out), jf = nlohmann::json::parse(full.out);
+  CHECK(js["stats"]["states"] == 81);
+  CHECK(jf["stats"]["states"] == 349);
+  CHECK(!jf.contains("symmetry"));
+  CHECK(js["steps"].size() == jf["steps"].size());
+  CHECK(js["steps"] == jf["steps"]);  // this model's first real run is the unreduced search's counterexample
+  o.no_symmetry = false;
+  // Refused, with the reason: --por; --symmetry-budget on a spec without symmetry.
+  o.por = true;
+  Run por = run(o);
+  CHECK(por.rc == code(ExitCode::kUsage));
+  CHECK(por.err.find("cannot be combined with --por") != std::string::npos);
+  o.por = false;
+  o.file = "spec/01_linux_today.qpspec";
+  o.params = {};
+  o.symmetry_budget = 5;
+  Run none = run(o);
+  CHECK(none.rc == code(ExitCode::kUsage));
+  CHECK(none.err.find("--symmetry-budget applies to a spec that declares") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace qpcheck::cli

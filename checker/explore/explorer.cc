@@ -19,6 +19,7 @@ uint64_t peak_rss_bytes() {
 }
 
 model::CheckResult explore(model::TransitionSystem &system, const Options &options) {
+  if (options.transport != nullptr) return internal::search_distributed(system, options);
   if (options.storage != Storage::kExact) return internal::search_partial(system, options);
   if (options.threads > 1 && options.strategy == Strategy::kBfs && !options.por) {
     std::vector<std::unique_ptr<model::TransitionSystem>> workers;

@@ -14,6 +14,8 @@
 
 namespace qpcheck::explore {
 
+class Transport;  // transport.h
+
 enum class Strategy { kBfs, kDfs };
 
 // How the visited set records states. Only kExact can prove that a property
@@ -57,6 +59,20 @@ struct Options {
   // When set, read at the points where the limits are checked (and polled inside long evaluations): once it is
   // true the search stops as inconclusive with limit "interrupted" and the statistics so far (SIGINT, SIGTERM).
   const std::atomic<bool>* interrupt = nullptr;
+  // Distributed BFS over the transport's ranks (explore/transport.h; `qpcheck verify --distributed` under mpirun):
+  // rank r stores and expands the states whose hash maps to it. Every rank calls explore() with the same system and
+  // options; each returns the same verdict, counts and depth, and the same counterexample path (rebuilt on every
+  // rank). Counts, verdict and counterexample length are those of one process (BFS, exact storage; threads,
+  // storage, strategy and por are ignored). The time limit and interrupts are read between rounds of round_states
+  // states per rank; max_states and max_memory_bytes are split evenly over the ranks.
+  Transport* transport = nullptr;
+  // Distributed: write a checkpoint to this folder at a layer boundary, at most every checkpoint_every seconds (0:
+  // every layer), and resume from the one in resume_dir (written by as many ranks, for the same fingerprint: an
+  // opaque text the caller derives from the model and the properties checked).
+  std::string checkpoint_dir;
+  double checkpoint_every = 60;
+  std::string resume_dir;
+  std::string fingerprint;
 };
 
 // Explores every reachable state of `system` (or until a limit). Stops at the

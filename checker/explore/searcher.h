@@ -43,6 +43,18 @@ inline std::chrono::steady_clock::time_point deadline_after(std::chrono::steady_
          std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
 }
 
+// The owner of `state` among `parts` partitions (the threaded search's shards, the distributed search's ranks): a
+// hash of its first `words` words of its own, independent of the stores' (each owner then calls StateStore::insert,
+// which packs and hashes once). One multiply per word plus a final xor-shift-multiply, so that every bit of every
+// word reaches the high bits that pick the owner; it runs on every successor, so it is kept much cheaper than the
+// store's hash.
+inline int route_owner(const uint64_t* state, int words, int parts) {
+  uint64_t h = 0x8C8E3A9B5D0F4E21ULL;
+  for (int i = 0; i < words; ++i) h = (h ^ state[i]) * 0x9E3779B97F4A7C15ULL;
+  h = (h ^ (h >> 29)) * 0xBF58476D1CE4E5B9ULL;
+  return static_cast<int>(((h >> 32) * static_cast<uint64_t>(parts)) >> 32);
+}
+
 // The first action (in enumeration order) that leads from `from` to `to`: the one that first reached `to` when
 // `from` was expanded, since a store keeps the first predecessor.
 inline uint32_t action_between(model::TransitionSystem& sys, const std::vector<uint64_t>& from,
@@ -167,5 +179,6 @@ model::CheckResult search_sequential(model::TransitionSystem& sys, const Options
 model::CheckResult search_sharded(model::TransitionSystem& sys, const Options& opt,
                                   std::vector<std::unique_ptr<model::TransitionSystem>> workers);
 model::CheckResult search_partial(model::TransitionSystem& sys, const Options& opt);
+model::CheckResult search_distributed(model::TransitionSystem& sys, const Options& opt);
 
 }  // namespace qpcheck::explore::internal

@@ -231,16 +231,8 @@ class ShardedSearch : public Searcher {
     model::SearchStats progress;
   };
 
-  // The shard that owns `state` (state_words() uint64): a hash of its first route_words_ words of its own,
-  // independent of the stores' (each shard then calls StateStore::insert, which packs and hashes once). One multiply
-  // per word plus a final xor-shift-multiply, so that every bit of every word reaches the high bits that pick the
-  // shard; it runs on every successor, so it is kept much cheaper than the store's hash.
-  int owner(const uint64_t* state) const {
-    uint64_t h = 0x8C8E3A9B5D0F4E21ULL;
-    for (int i = 0; i < route_words_; ++i) h = (h ^ state[i]) * 0x9E3779B97F4A7C15ULL;
-    h = (h ^ (h >> 29)) * 0xBF58476D1CE4E5B9ULL;
-    return static_cast<int>(((h >> 32) * static_cast<uint64_t>(threads_)) >> 32);
-  }
+  // The shard that owns `state` (state_words() uint64): route_owner over its first route_words_ words.
+  int owner(const uint64_t* state) const { return route_owner(state, route_words_, threads_); }
   uint32_t global(uint64_t local, int shard) const {
     return static_cast<uint32_t>(local * static_cast<uint64_t>(threads_) + static_cast<uint64_t>(shard));
   }

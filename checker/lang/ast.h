@@ -106,6 +106,7 @@ enum class DeclKind {
   kRetired,                           // `retired NAME "message";`: any use of NAME is an error with the message
   kLiveness,                          // `liveness NAME: eventually P | always eventually P | P leads_to Q;`
   kFair,                              // `fair weak|strong NAME, ...;`: processes and rules treated fairly
+  kSymmetric,                         // `symmetric TYPE;`: the values of a range type are interchangeable
 };
 
 struct Decl {
@@ -127,7 +128,7 @@ struct Decl {
   std::vector<Ident> names;           // kDisable, kCheck: the properties named
   std::string message;                // kRetired: the message; kDisable: the reason given, if any
   // kLiveness: "eventually", "always_eventually" or "leads_to"; value is P, guard is Q (leads_to only).
-  // kFair: "weak" or "strong"; names are the processes and rules.
+  // kFair: "weak" or "strong"; names are the processes and rules. kSymmetric: names[0] is the type.
   std::string temporal;
   // kProc, kRule, kType, kInvariant written `override ...`: replaces the declaration of that name in an imported
   // file (docs/language.md, "Replacing a library declaration").

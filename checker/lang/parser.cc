@@ -241,6 +241,15 @@ class Parser {
         if (at(Tok::kIdent) && peek().text == "retired") return retired_decl();
         if (at(Tok::kIdent) && peek().text == "liveness") return liveness_decl();
         if (at(Tok::kIdent) && peek().text == "fair") return fair_decl();
+        if (at(Tok::kIdent) && peek().text == "symmetric") {  // `symmetric TYPE;`
+          take();
+          Decl* d = ast_.decl(DeclKind::kSymmetric, start);
+          d->name = Ident{"symmetric", start, {}};
+          d->names.push_back(qualified_ident("a range type name (symmetric TYPE;)"));
+          expect(Tok::kSemi, "symmetric");
+          d->span = join(start, prev_span());
+          return d;
+        }
         if (at(Tok::kIdent) && peek().text == "override") {
           take();
           if (!at(Tok::kProc) && !at(Tok::kRule) && !at(Tok::kType) && !at(Tok::kInvariant)) {
@@ -252,7 +261,7 @@ class Parser {
           return d;
         }
         fail_expected("a declaration (import, param, set, const, type, var, fn, proc, process, rule, invariant, "
-                      "liveness, fair, matrix, expect, disable, check, retired or override)");
+                      "liveness, fair, symmetric, matrix, expect, disable, check, retired or override)");
     }
   }
 

@@ -126,7 +126,7 @@ TEST_CASE("parser: syntax errors name the position and what was expected") {
   CHECK(parse_error("process p { x = ; }") == "t.qpspec:1:17: expected an expression, found ';'");
   CHECK(parse_error("banana") ==
         "t.qpspec:1:1: expected a declaration (import, param, set, const, type, var, fn, proc, process, rule, "
-        "invariant, liveness, fair, matrix, expect, disable, check, retired or override), found 'banana'");
+        "invariant, liveness, fair, symmetric, matrix, expect, disable, check, retired or override), found 'banana'");
   CHECK(parse_error("matrix { n: 1; }") == "t.qpspec:1:11: expected 'in { V, ... }' or '= V' after the parameter name, "
                                           "found ':'");
   CHECK(parse_error("expect p violated;") == "t.qpspec:1:10: expected ':', found 'violated'");

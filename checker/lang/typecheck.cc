@@ -21,7 +21,9 @@ Compiled Checker::run(const Program& program) {
   params_.collect(program, param_overrides_, *graph_);
   collect_property_choices(program);
   collect_type_overrides(program);
+  collect_symmetry(program);
   for (const Decl* d : program.decls) declare(d);
+  finish_symmetry();
   params_.check_retired_and_unknown_sets([this](int file, const std::string& name) {
     const Symbol* sym = names_.symbol_in(file, name);
     return sym && sym->kind == Symbol::Kind::kRetired

@@ -18,7 +18,8 @@ void Checker::declare(const Decl* d) {
     case DeclKind::kDisable:  // likewise
     case DeclKind::kCheck:    // checked at the end (run)
     case DeclKind::kMatrix:   // checked by resolve_matrix (matrix.h)
-    case DeclKind::kExpect: return;
+    case DeclKind::kExpect:
+    case DeclKind::kSymmetric: return;  // collect_symmetry
     case DeclKind::kRetired: {
       Symbol s;
       s.kind = Symbol::Kind::kRetired;
@@ -48,6 +49,7 @@ void Checker::declare(const Decl* d) {
       Symbol s;
       s.kind = Symbol::Kind::kType;
       s.type = type(replacement_type(d), d->name.name);
+      if (d == symmetric_type_decl_) mark_symmetric(d, const_cast<Type*>(s.type));
       names_.define(d->name, s);
       return;
     }
@@ -346,6 +348,7 @@ void Checker::declare_process(const Decl* d) {
     pi.name = info.index_type ? fmt::format("{}[{}]", info.name, model::render_scalar(info.index_type, v))
                               : info.name;
     pi.pc_slot = static_cast<int>(m_->slots.size());
+    if (auto at = sym_instance(info, v)) sym_slot(at->first + "@", {at->second}, pi.pc_slot);
     m_->units.push_back(model::Unit{pi.name + "@", int_, pi.pc_slot, static_cast<int>(m_->processes.size())});
     m_->slots.push_back(model::SlotInfo{0, 0, int_});
     m_->initial.push_back(0);
@@ -357,7 +360,9 @@ void Checker::declare_process(const Decl* d) {
   names_.define(d->name, s);
   process_infos_.push_back(info);
   for (size_t k = 0; k < index_values.size(); ++k) {
+    sym_instance_ = sym_instance(info, index_values[k]);
     compile_instance(d, process_infos_.back(), first_instance + static_cast<int>(k), index_values[k]);
+    sym_instance_.reset();
   }
 }
 

@@ -44,6 +44,13 @@ const model::Expr* Checker::family_value(const Symbol& fam, const std::string& n
   return e;
 }
 
+void Checker::expect_unordered(const model::Expr* e, const char* what) {
+  if (!e->type->symmetric) return;
+  error(e->span, fmt::format("{} on a value of type {}: {} is symmetric ({}), and its values are only compared with "
+                             "== and != (arithmetic or order would tell them apart)",
+                             what, e->type->name, e->type->name, symmetric_where()));
+}
+
 const model::Expr* Checker::index_of(const Expr* x) {
   if (x->args.size() != 1) {
     error(x->span, fmt::format("index() takes 1 argument, {} given", x->args.size()));
@@ -103,7 +110,7 @@ const model::Expr* Checker::fold(model::Expr* e) {
   } catch (const model::StepFailure& f) {
     error(f.span, f.message);
   }
-  return constant(v, is_int(e->type) ? int_ : e->type, e->span);
+  return constant(v, is_int(e->type) && !e->type->symmetric ? int_ : e->type, e->span);
 }
 
 const model::Expr* Checker::expr(const Expr* x) {
@@ -115,7 +122,11 @@ const model::Expr* Checker::expr(const Expr* x) {
       const model::Expr* a = expr(x->a);
       model::Expr* e = new_expr(x->unop == UnOp::kNot ? Op::kNot : Op::kNeg, nullptr, x->span);
       if (x->unop == UnOp::kNot) { expect_bool(a, "the operand of '!'"); e->type = bool_; }
-      else { expect_int(a, "the operand of unary '-'"); e->type = int_; }
+      else {
+        expect_int(a, "the operand of unary '-'");
+        expect_unordered(a, "unary '-'");
+        e->type = int_;
+      }
       e->a = a;
       return fold(e);
     }
@@ -129,7 +140,7 @@ const model::Expr* Checker::expr(const Expr* x) {
         error(x->span, fmt::format("the branches of '?:' have incompatible types {} and {}",
                                    model::type_name(a->type), model::type_name(b->type)));
       }
-      model::Expr* e = new_expr(Op::kTernary, is_int(a->type) ? int_ : a->type, x->span);
+      model::Expr* e = new_expr(Op::kTernary, is_int(a->type) && !a->type->symmetric ? int_ : a->type, x->span);
       e->a = c;
       e->b = a;
       e->c = b;
@@ -279,13 +290,12 @@ const model::Expr* Checker::binary_expr(const Expr* x) {
   const char* sym = names[static_cast<int>(x->binop)];
   switch (op) {
     case Op::kAdd: case Op::kSub: case Op::kMul: case Op::kDiv: case Op::kMod:
-      expect_int(a, fmt::format("the left operand of '{}'", sym).c_str());
-      expect_int(b, fmt::format("the right operand of '{}'", sym).c_str());
-      result = int_;
-      break;
     case Op::kLt: case Op::kLe: case Op::kGt: case Op::kGe:
       expect_int(a, fmt::format("the left operand of '{}'", sym).c_str());
       expect_int(b, fmt::format("the right operand of '{}'", sym).c_str());
+      expect_unordered(a, fmt::format("'{}'", sym).c_str());
+      expect_unordered(b, fmt::format("'{}'", sym).c_str());
+      if (op == Op::kAdd || op == Op::kSub || op == Op::kMul || op == Op::kDiv || op == Op::kMod) result = int_;
       break;
     case Op::kAnd: case Op::kOr: case Op::kImplies:
       expect_bool(a, fmt::format("the left operand of '{}'", sym).c_str());
@@ -293,8 +303,13 @@ const model::Expr* Checker::binary_expr(const Expr* x) {
       break;
     default:  // == !=
       if (!compatible(a->type, b->type)) {
-        error(x->span, fmt::format("cannot compare {} with {}", model::type_name(a->type),
-                                   model::type_name(b->type)));
+        const Type* sym = a->type->symmetric ? a->type : b->type->symmetric ? b->type : nullptr;
+        error(x->span, fmt::format("cannot compare {} with {}{}", model::type_name(a->type),
+                                   model::type_name(b->type),
+                                   sym == nullptr ? std::string()
+                                                  : fmt::format(": {} is symmetric ({}), so a value of it is only "
+                                                                "compared with another value of {}", sym->name,
+                                                                symmetric_where(), sym->name)));
       }
       if (!a->type->scalar()) {
         if (!is_location(a) || !is_location(b)) error(x->span, "composite values are compared as variables");

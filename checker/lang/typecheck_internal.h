@@ -91,6 +91,8 @@ class Checker : private StepChecker {
   // SpecError at e unless e fits `to` (compatible, and a constant within its range); `what` names the target.
   void expect_compatible(const Type* to, const model::Expr* e, const std::string& what);
   void expect_bool(const model::Expr* e, const char* what);
+  // SpecError at e if it has the symmetric type: arithmetic and order are refused on it (`what`: the operator).
+  void expect_unordered(const model::Expr* e, const char* what);
   void expect_int(const model::Expr* e, const char* what);
   // The value of a constant integer expression (a range bound, a queue capacity).
   int64_t const_int(const Expr* ast, const char* what);
@@ -109,6 +111,34 @@ class Checker : private StepChecker {
   // the constants are F[i] for every family F and index value i, connection-major (ordinal (i - lo) * families +
   // family), so that an index type of one value gives the ordinals a plain enum of the family names would have.
   const Type* enum_type(const TypeExpr* t, const std::string& name);
+
+  // ---------------------------------------------------------------- symmetry (typecheck_symmetry.cc)
+  // `symmetric TYPE;`: finds the type declaration it names before any declaration is checked (so that every use,
+  // the library's included, is checked against the symmetry), marks that range type symmetric when it is declared,
+  // records where each slot stands with respect to it (allocate, declare_process), and builds Model::symmetry.
+  void collect_symmetry(const Program& program);
+  void mark_symmetric(const Decl* type_decl, Type* t);
+  void finish_symmetry();
+  // "declared symmetric at FILE:LINE:COL"
+  std::string symmetric_where() const;
+  // Slot bookkeeping: the class of a slot (by its key: the variable and the path to it with the symmetric
+  // coordinates left out) and its coordinates.
+  void sym_slot(const std::string& key, const std::vector<int64_t>& coords, int slot);
+  const Decl* symmetric_decl_ = nullptr;       // the `symmetric` declaration
+  const Decl* symmetric_type_decl_ = nullptr;  // the `type` declaration it names
+  const Type* symmetric_ = nullptr;            // that type, once declared
+  struct SymClassBuild {
+    std::string name;
+    int dims = 0;
+    std::map<std::vector<int64_t>, int> slot_at;
+  };
+  std::map<std::string, int> sym_class_ids_;
+  std::vector<SymClassBuild> sym_classes_;
+  // Where instance `v` of process array `p` stands: its class key prefix ("client[*]", "handler[ACTIVE[*]]") and its
+  // coordinate, when the array is indexed by the symmetric type or by an enum family indexed by it; else nullopt.
+  std::optional<std::pair<std::string, int64_t>> sym_instance(const ProcessInfo& p, int64_t v) const;
+  // While such an instance compiles: sym_instance() of it (its locals are then one more coordinate).
+  std::optional<std::pair<std::string, int64_t>> sym_instance_;
 
   // ---------------------------------------------------------------- property choices: `disable`, `check`
   // (typecheck_properties.cc)
@@ -177,6 +207,9 @@ class Checker : private StepChecker {
 
   const model::Stmt* atomic_stmt(const Stmt* s, const char* where_) override;
   const model::Stmt* call_stmt(const Stmt* s);
+  // A for loop over the symmetric type (or an enum family indexed by it): SpecError unless its iterations are
+  // independent of their order (typecheck_stmts.cc).
+  void symmetric_loop(const std::vector<const model::Stmt*>& body, int frame, const Stmt* loop, const Type* t);
 
   // A fail/assert message with `{NAME}` replaced by the value of the param or const NAME, rendered as in traces
   // ("raise max_recv_wr (now {max_recv_wr})" -> "... (now 4)"); `{{` and `}}` are literal braces, and a brace that

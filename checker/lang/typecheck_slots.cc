@@ -17,6 +17,11 @@ void Checker::check_domain(const Type* t, Span span, const char* what) {
 
 int64_t Checker::allocate(const std::string& name, const Type* t, std::optional<int64_t> init, Span init_span) {
   int64_t first = static_cast<int64_t>(m_->slots.size());
+  // With a symmetric type (typecheck_symmetry.cc): `key` names the slot's class (the path with the symmetric
+  // coordinates left out), `coords` its coordinates.
+  std::vector<int64_t> coords;
+  std::string key = sym_instance_ ? sym_instance_->first + "." + name.substr(name.find('.') + 1) : name;
+  if (sym_instance_) coords.push_back(sym_instance_->second);
   std::function<void(const std::string&, const Type*, bool)> leaf = [&](const std::string& n, const Type* ty,
                                                                          bool in_queue) {
     switch (ty->kind) {
@@ -32,25 +37,52 @@ int64_t Checker::allocate(const std::string& name, const Type* t, std::optional<
           v = *init;
         }
         if (!in_queue) m_->units.push_back(model::Unit{n, ty, static_cast<int>(m_->slots.size())});
+        if (symmetric_ != nullptr && !coords.empty()) sym_slot(key, coords, static_cast<int>(m_->slots.size()));
         m_->slots.push_back(model::SlotInfo{ty->lo, ty->hi, ty});
         m_->initial.push_back(v);
         return;
       }
       case TypeKind::kRecord:
         for (size_t i = 0; i < ty->field_types.size(); ++i) {
+          const size_t k = key.size();
+          key += "." + ty->field_names[i];
           leaf(n + "." + ty->field_names[i], ty->field_types[i], in_queue);
+          key.resize(k);
         }
         return;
-      case TypeKind::kArray:
-        for (int64_t i = ty->index->lo; i <= ty->index->hi; ++i) {
-          leaf(fmt::format("{}[{}]", n, model::render_scalar(ty->index, i)), ty->elem, in_queue);
+      case TypeKind::kArray: {
+        // An index of the symmetric type, or of an enum family indexed by it, is a coordinate: F[i] is family F at
+        // coordinate i.
+        const Type* ix = ty->index;
+        const bool sym = symmetric_ != nullptr && (ix == symmetric_ || ix->family_index == symmetric_);
+        const int64_t fams = ix->family_index == symmetric_ && sym ? static_cast<int64_t>(ix->families.size()) : 1;
+        for (int64_t i = ix->lo; i <= ix->hi; ++i) {
+          const size_t k = key.size();
+          if (sym) {
+            coords.push_back((i - ix->lo) / fams);
+            key += fams > 1 ? fmt::format("[{}[*]]", ix->families[static_cast<size_t>((i - ix->lo) % fams)]) : "[*]";
+          } else {
+            key += fmt::format("[{}]", i);
+          }
+          leaf(fmt::format("{}[{}]", n, model::render_scalar(ix, i)), ty->elem, in_queue);
+          key.resize(k);
+          if (sym) coords.pop_back();
         }
         return;
+      }
       case TypeKind::kQueue: {
         if (!in_queue) m_->units.push_back(model::Unit{n, ty, static_cast<int>(m_->slots.size())});
+        const size_t k = key.size();
+        key += "#len";
+        if (symmetric_ != nullptr && !coords.empty()) sym_slot(key, coords, static_cast<int>(m_->slots.size()));
+        key.resize(k);
         m_->slots.push_back(model::SlotInfo{0, ty->capacity, int_});
         m_->initial.push_back(0);
-        for (int i = 0; i < ty->capacity; ++i) leaf(n, ty->elem, true);
+        for (int i = 0; i < ty->capacity; ++i) {
+          key += fmt::format("#{}", i);
+          leaf(n, ty->elem, true);
+          key.resize(k);
+        }
         return;
       }
     }

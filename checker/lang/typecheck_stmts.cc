@@ -47,6 +47,46 @@ std::string Checker::interpolate(const std::string& text, Span span) {
   return out;
 }
 
+// A for loop over a symmetric type runs its iterations in the type's order, which a permutation does not keep. Its
+// effect is the same in every order when each iteration writes only what the loop variable indexes: every
+// assignment, push, pop and clear in the body (nested ifs and loops included) must write through an index that is
+// the loop variable, and the body may call no procedure (qpcheck does not look into what a call writes).
+void Checker::symmetric_loop(const std::vector<const model::Stmt*>& body, int frame, const Stmt* loop,
+                             const Type* t) {
+  auto indexed_by_frame = [&](const model::Expr* e) {
+    for (; e != nullptr; e = e->a) {
+      if (e->op == Op::kIndex && e->b->op == Op::kFrame && e->b->value == frame) return true;
+      if (e->op != Op::kIndex && e->op != Op::kField && e->op != Op::kHead) return false;
+    }
+    return false;
+  };
+  const std::string sym = t->symmetric ? t->name : t->family_index->name;
+  for (const model::Stmt* st : body) {
+    switch (st->op) {
+      case SOp::kAssign: case SOp::kPush: case SOp::kPop: case SOp::kClear:
+        if (!indexed_by_frame(st->lhs)) {
+          error(st->span, fmt::format("a for loop over {} (symmetric: {}) writes here what its variable '{}' does not "
+                                      "index, so its effect would depend on the order of the values; write "
+                                      "only x[{}]-like locations in it, or use a rule or process parameter",
+                                      model::type_name(t), symmetric_where(), loop->name.name, loop->name.name));
+        }
+        break;
+      case SOp::kCall:
+        error(st->span, fmt::format("a call inside a for loop over {} (symmetric: {}): qpcheck cannot show that "
+                                    "its effect does not depend on the order of the values", model::type_name(t),
+                                    symmetric_where()));
+      case SOp::kIf:
+        symmetric_loop(st->body, frame, loop, t);
+        symmetric_loop(st->else_body, frame, loop, t);
+        break;
+      case SOp::kFor:
+        symmetric_loop(st->body, frame, loop, t);
+        break;
+      default: break;
+    }
+  }
+}
+
 const model::Expr* Checker::condition(const Expr* e, const char* what) {
   const model::Expr* c = expr(e);
   expect_bool(c, what);
@@ -97,6 +137,9 @@ const model::Stmt* Checker::atomic_stmt(const Stmt* s, const char* where_) {
       st->hi = t->hi;
       names_.bind_local(s->name, Local{Local::Kind::kFrame, t, st->frame, {}});
       st->body = atomic_block(s->body, where_);
+      if (t->symmetric || (t->family_index != nullptr && t->family_index->symmetric)) {
+        symmetric_loop(st->body, st->frame, s, t);
+      }
       return st;
     }
     case StmtKind::kRequire: {

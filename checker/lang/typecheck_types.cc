@@ -32,6 +32,7 @@ bool Checker::same_type(const Type* a, const Type* b) {
 
 bool Checker::compatible(const Type* to, const Type* from) {
   if (to->scalar() && from->scalar()) {
+    if (to->symmetric || from->symmetric) return to == from;  // nominal: no integer mixes with it
     if (is_int(to)) return is_int(from);
     if (is_bool(to)) return is_bool(from);
     return to == from;
@@ -40,6 +41,14 @@ bool Checker::compatible(const Type* to, const Type* from) {
 }
 
 void Checker::expect_compatible(const Type* to, const model::Expr* e, const std::string& what) {
+  if (!compatible(to, e->type) && to->scalar() && e->type->scalar() && (to->symmetric || e->type->symmetric)) {
+    const Type* sym = to->symmetric ? to : e->type;
+    error(e->span, fmt::format("{} expects {}, but the expression has type {}: {} is symmetric ({}), so only a "
+                               "value of type {} fits here (a constant or an integer would tell its values apart, "
+                               "and a value of {} cannot become an integer)",
+                               what, model::type_name(to), model::type_name(e->type), sym->name,
+                               symmetric_where(), sym->name, sym->name));
+  }
   if (!compatible(to, e->type)) {
     error(e->span, fmt::format("type mismatch: {} expects {}, but the expression has type {}", what,
                                model::type_name(to), model::type_name(e->type)));

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,9 @@ struct Type {
   // error of a value or push that does not fit ("set by param max_recv = 4; raise it with --param max_recv=N").
   // Empty when the bounds are literals.
   std::string bound_note;
+  // A range type declared `symmetric` (docs/language.md, "Symmetry"): nominal, its values interchangeable (only
+  // ==, != and indexing; no constant, arithmetic or order). At most one per model (Model::symmetry).
+  bool symmetric = false;
   bool scalar() const { return kind == TypeKind::kBool || kind == TypeKind::kInt || kind == TypeKind::kEnum; }
   int64_t count() const { return hi - lo + 1; }  // scalars: number of values
 };
@@ -233,6 +237,32 @@ struct Retired {
   Span span;
 };
 
+// `symmetric TYPE;` (docs/language.md, "Symmetry"): the type checker has shown that renaming the values of `type`
+// by any permutation maps the transition relation and every property onto themselves, so a search may store one
+// state of each orbit (model/symmetry.h). The state's slots fall in two kinds: slots whose place depends on values
+// of the type (an element of an array indexed by it or by an enum family indexed by it, a program counter or local of
+// an instance of a process array indexed by it) form classes, each holding one slot per coordinate tuple; every
+// other slot stays in place. Slots holding a value of the type (or of an enum family indexed by it) are renamed.
+struct Symmetry {
+  const Type* type = nullptr;         // the symmetric range type
+  std::string name;                   // as declared ("Conn")
+  Span span;                          // the `symmetric` declaration
+  int64_t count = 0;                  // values of the type (n)
+  struct Class {
+    std::string name;                 // for messages and tests: "qp[*]", "client[*]@", "x[*][*]"
+    int dims = 1;                     // 1: slots[i]; 2: slots[i * n + j]
+    std::vector<int> slots;           // n^dims slots
+  };
+  std::vector<Class> classes;
+  // Per slot: 0 kept as is; 1 a value of the type (v - type->lo is an index); 2 an enum constant F[i] of a family
+  // indexed by the type (ordinal (i - lo) * families + f).
+  std::vector<uint8_t> rename;
+  std::vector<int64_t> families;      // per slot with rename 2: the enum's number of families
+  // The process arrays indexed by the type (families 1) or by an enum family indexed by it (its number of
+  // families): their instances are renamed.
+  std::vector<std::pair<std::string, int64_t>> processes;
+};
+
 struct Model {
   // owners
   std::deque<Type> types;
@@ -256,6 +286,7 @@ struct Model {
   std::vector<PropertyChoice> disabled;  // `disable`: not checked, whichever engine runs
   std::vector<PropertyChoice> checks;    // `check`: when any, only these are checked (and reported)
   std::vector<Retired> retired;
+  std::optional<Symmetry> symmetry;   // `symmetric TYPE;`, if declared
   const lang::SourceManager* sources = nullptr;
   bool deadlock_disabled() const {
     for (const PropertyChoice& d : disabled) {
