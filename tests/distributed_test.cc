@@ -128,6 +128,13 @@ TEST_CASE("a killed rank: the statistics so far, then --resume goes on from the 
   CHECK(j["stats"]["transitions"] == 152592);
   CHECK(j["stats"]["depth"] == 66);
 
+  // A resume whose checkpoint layer is at or past --max-depth stops there: inconclusive, the checkpoint's figures.
+  Run shallow = mpirun(2, with({"--resume", ck.string(), "--max-depth", "10", "--format", "json"}));
+  CHECK(shallow.rc == 2);
+  const nlohmann::json js = nlohmann::json::parse(shallow.out);
+  CHECK(js["limit"] == "max-depth");
+  CHECK(js["stats"]["depth"] == 30);
+
   // Refused: another rank count, another parameter, a damaged rank file; each says why (exit 4).
   Run three = mpirun(3, with({"--resume", ck.string()}));
   CHECK(three.rc == 4);
@@ -135,11 +142,35 @@ TEST_CASE("a killed rank: the statistics so far, then --resume goes on from the 
   Run other = mpirun(2, {"tests/corpus/rdma_cm_N3_M2.qpspec", "--param=N=3", "--param=M=1", "--resume", ck.string()});
   CHECK(other.rc == 4);
   CHECK(other.err.find("it was written for another spec, parameters or property choice") != std::string::npos);
-  fs::resize_file(ck / "rank-1.ckpt", fs::file_size(ck / "rank-1.ckpt") / 2);
+  // Only the last complete checkpoint is kept (the files of layer 29 went once layer 30's manifest was in place).
+  CHECK(fs::exists(ck / "rank-1.layer-30.ckpt"));
+  CHECK(!fs::exists(ck / "rank-1.layer-29.ckpt"));
+  const fs::path r1 = ck / "rank-1.layer-30.ckpt";
+  const std::string r1s = r1.string();
+  {  // one flipped byte in the middle of a state: the checksum refuses it
+    std::fstream f(r1, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(static_cast<std::streamoff>(fs::file_size(r1) / 2));
+    char b = 0;
+    f.read(&b, 1);
+    b = static_cast<char>(b ^ 0x10);
+    f.seekp(static_cast<std::streamoff>(fs::file_size(r1) / 2));
+    f.write(&b, 1);
+  }
+  Run flipped = mpirun(2, with({"--resume", ck.string()}));
+  CHECK(flipped.rc == 4);
+  CHECK(flipped.err.find("rank 1 of 2: --resume " + ck.string() + ": " + r1s +
+                         " is damaged (its checksum does not match)") != std::string::npos);
+  CHECK(flipped.err.find("ended by SIGTERM") == std::string::npos);
+  fs::resize_file(r1, fs::file_size(r1) / 2);
   Run cut = mpirun(2, with({"--resume", ck.string()}));
   CHECK(cut.rc == 4);
-  CHECK(cut.err.find("rank 1 of 2: --resume " + ck.string() + ": " + (ck / "rank-1.ckpt").string() +
-                     " is truncated") != std::string::npos);
+  CHECK(cut.err.find("rank 1 of 2: --resume " + ck.string() + ": " + r1s + " is truncated") != std::string::npos);
+  // A resume at or past --max-depth stops at the checkpoint's layer; a checkpoint folder that cannot be written is
+  // refused before the search.
+  Run bounded = mpirun(2, {"tests/corpus/rdma_cm_N3_M2.qpspec", "--param=N=3", "--param=M=2", "--max-depth", "3",
+                           "--checkpoint", "/proc/version", "--format", "json"});
+  CHECK(bounded.rc == 4);
+  CHECK(bounded.err.find("--checkpoint /proc/version: cannot create files there") != std::string::npos);
   fs::remove_all(ck);
 }
 

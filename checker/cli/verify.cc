@@ -442,6 +442,23 @@ int verify_run(const VerifyOptions& opt, std::ostream& out, std::ostream& err, M
   model::CheckResult result;
   trace::Trace t;
   std::optional<model::SymmetricSystem> reduced;
+  if (net != nullptr && !opt.checkpoint_dir.empty()) {
+    // A folder that cannot hold the checkpoints is a usage error now, not a warning at every layer.
+    std::error_code ec;
+    std::filesystem::create_directories(opt.checkpoint_dir, ec);
+    const std::string probe = opt.checkpoint_dir + "/.qpcheck-probe-" + std::to_string(net->rank());
+    bool ok = !ec && std::filesystem::is_directory(opt.checkpoint_dir, ec);
+    if (ok) {
+      std::ofstream p(probe);
+      ok = static_cast<bool>(p << "probe");
+    }
+    std::filesystem::remove(probe, ec);
+    if (!ok) {
+      err << fmt::format("qpcheck: error: --checkpoint {}: cannot create files there\n",
+                         trace::printable(opt.checkpoint_dir, 200));
+      return code(ExitCode::kUsage);
+    }
+  }
   if (net != nullptr) {
     eo.transport = net;
     eo.checkpoint_dir = opt.checkpoint_dir;
@@ -506,11 +523,13 @@ int verify_run(const VerifyOptions& opt, std::ostream& out, std::ostream& err, M
   }
   } catch (const std::exception& e) {
     if (net == nullptr) throw;
+    std::signal(SIGTERM, SIG_DFL);  // the job ends here: no "ended by SIGTERM" message on top of this one
     // Only some ranks may have met it (a checkpoint file of their own): they cannot all return, so the job ends.
     rank_err << fmt::format("qpcheck: error: rank {} of {}: {}\n", net->rank(), net->size(), e.what());
     rank_err.flush();
     net->abort(dynamic_cast<const explore::TransportError*>(&e) ? code(ExitCode::kInternal) : code(ExitCode::kUsage));
   }
+  if (net != nullptr) std::signal(SIGTERM, SIG_DFL);  // the search is over: what follows is the report
 
   // Liveness: once the safety search holds, each checked liveness property in turn (the first violated one is the
   // report; the others are listed with their own figures).
@@ -563,7 +582,7 @@ int verify_run(const VerifyOptions& opt, std::ostream& out, std::ostream& err, M
       j["symmetry"] = {{"type", s.name}, {"values", s.count}, {"applied", reduced.has_value()}};
       if (reduced) {
         j["symmetry"]["budget"] = reduced->budget();
-        j["symmetry"]["over_budget_states"] = reduced->over_budget();
+        j["symmetry"]["over_budget"] = reduced->over_budget();
       }
     }
     return j;
@@ -594,9 +613,10 @@ int verify_run(const VerifyOptions& opt, std::ostream& out, std::ostream& err, M
         out << fmt::format("symmetry: the {} values of {} are interchangeable; each state stored stands for its "
                            "orbit under their renamings (one state per orbit: exact)\n", s.count, s.name);
       } else {
-        out << fmt::format("symmetry: the {} values of {} are interchangeable; {} states allowed more than "
-                           "--symmetry-budget {} orders, so an orbit may be stored more than once (sound, less "
-                           "reduction)\n", s.count, s.name, reduced->over_budget(), reduced->budget());
+        out << fmt::format("symmetry: the {} values of {} are interchangeable; {} successors (counted each time "
+                           "they were generated) allowed more than --symmetry-budget {} orders, so an orbit may be "
+                           "stored more than once (sound, less reduction)\n", s.count, s.name, reduced->over_budget(),
+                           reduced->budget());
       }
     }
     if (partial) {

@@ -78,6 +78,10 @@ class DistributedSearch : public Searcher {
     if (!inits.empty()) recent_.emplace(words_, inits[0].data());  // every rank stores the initial states first
     if (!opt_.resume_dir.empty()) {
       resume();
+      if (opt_.limits.max_depth && depth_ >= opt_.limits.max_depth) {
+        limit_ = "max-depth";  // the checkpoint's layer is at or past the bound: stored, not expanded
+        return;
+      }
     } else {
       uint32_t first_local = kNoState;
       for (const auto& init : inits) {
@@ -273,9 +277,19 @@ class DistributedSearch : public Searcher {
   }
 
   // ---------------------------------------------------------------- checkpoints
-  std::string rank_file(const std::string& dir) const {
-    return dir + "/rank-" + std::to_string(me_) + ".ckpt";
+  // A checkpoint's files are named by their layer, so that writing the next one never touches the last complete one
+  // (the manifest names it); once a newer manifest is in place, the older files are removed.
+  std::string rank_file(const std::string& dir, uint64_t layer) const {
+    return dir + "/rank-" + std::to_string(me_) + ".layer-" + std::to_string(layer) + ".ckpt";
   }
+  // FNV-1a over a file's bytes between the magic numbers: a damaged checkpoint is refused, never resumed.
+  struct Checksum {
+    uint64_t h = 0xcbf29ce484222325ULL;
+    void add(const void* p, size_t n) {
+      const auto* b = static_cast<const unsigned char*>(p);
+      for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 0x100000001b3ULL;
+    }
+  };
   void maybe_checkpoint() {
     std::vector<uint64_t> due{elapsed() >= next_checkpoint_ ? uint64_t{1} : 0};
     net_.max(due);  // rank clocks differ: one decision
@@ -286,11 +300,17 @@ class DistributedSearch : public Searcher {
     std::string why;
     try {
       std::filesystem::create_directories(dir);
-      const std::string tmp = rank_file(dir) + ".tmp";
+      const std::string tmp = rank_file(dir, depth_) + ".tmp";
       {
         std::ofstream o(tmp, std::ios::binary | std::ios::trunc);
-        auto put = [&](uint64_t v) { o.write(reinterpret_cast<const char*>(&v), sizeof v); };
-        put(kMagic);
+        Checksum sum;
+        auto raw = [&](const void* p, size_t n) {
+          o.write(static_cast<const char*>(p), static_cast<std::streamsize>(n));
+          sum.add(p, n);
+        };
+        auto put = [&](uint64_t v) { raw(&v, sizeof v); };
+        const uint64_t magic = kMagic;
+        o.write(reinterpret_cast<const char*>(&magic), sizeof magic);
         put(static_cast<uint64_t>(ranks_));
         put(static_cast<uint64_t>(me_));
         put(static_cast<uint64_t>(words_));
@@ -299,16 +319,18 @@ class DistributedSearch : public Searcher {
         put(store_.size());
         put(stats_.transitions);
         put(fired_.size());
-        o.write(reinterpret_cast<const char*>(fired_.data()), static_cast<std::streamsize>(fired_.size()));
+        raw(fired_.data(), fired_.size());
         for (uint64_t id = 0; id < store_.size(); ++id) {
           store_.load(static_cast<uint32_t>(id), buf_.data());
-          o.write(reinterpret_cast<const char*>(buf_.data()), static_cast<std::streamsize>(words_ * 8));
+          raw(buf_.data(), static_cast<size_t>(words_) * 8);
           put(store_.predecessor(static_cast<uint32_t>(id)));
         }
-        put(kMagic);
+        const uint64_t h = sum.h;
+        o.write(reinterpret_cast<const char*>(&h), sizeof h);
+        o.write(reinterpret_cast<const char*>(&magic), sizeof magic);
         if (!o.flush()) throw std::runtime_error("cannot write " + tmp);
       }
-      std::filesystem::rename(tmp, rank_file(dir));
+      std::filesystem::rename(tmp, rank_file(dir, depth_));
     } catch (const std::exception& e) {
       ok[0] = 0;
       why = e.what();
@@ -329,7 +351,14 @@ class DistributedSearch : public Searcher {
       }
       std::filesystem::rename(tmp, dir + "/manifest");
     }
+    std::vector<uint64_t> done{1};
+    net_.max(done);  // the new manifest is in place: the previous checkpoint's files can go
+    if (has_checkpoint_ && checkpointed_ != depth_) {
+      std::error_code ignored;
+      std::filesystem::remove(rank_file(dir, checkpointed_), ignored);
+    }
     checkpointed_ = depth_;
+    has_checkpoint_ = true;
   }
 
   [[noreturn]] void bad_resume(const std::string& why) const {
@@ -337,6 +366,9 @@ class DistributedSearch : public Searcher {
   }
   void resume() {
     const std::string& dir = opt_.resume_dir;
+    std::error_code ec;
+    if (!std::filesystem::exists(dir, ec)) bad_resume("no such folder");
+    if (!std::filesystem::is_directory(dir, ec)) bad_resume("not a folder (--checkpoint wrote a folder)");
     std::ifstream m(dir + "/manifest");
     if (!m) bad_resume("no manifest (no checkpoint was completed there)");
     std::string line, fingerprint;
@@ -359,41 +391,19 @@ class DistributedSearch : public Searcher {
       bad_resume("it was written by " + std::to_string(ranks) + " ranks; resume it with mpirun -np " +
                  std::to_string(ranks) + " (this run has " + std::to_string(ranks_) + ")");
     }
-    std::ifstream in(rank_file(dir), std::ios::binary);
-    if (!in) bad_resume("cannot read " + rank_file(dir));
-    auto get = [&]() {
-      uint64_t v = 0;
-      if (!in.read(reinterpret_cast<char*>(&v), sizeof v)) bad_resume(rank_file(dir) + " is truncated");
-      return v;
-    };
-    if (get() != kMagic) bad_resume(rank_file(dir) + " is not a qpcheck checkpoint");
-    if (get() != static_cast<uint64_t>(ranks_) || get() != static_cast<uint64_t>(me_) ||
-        get() != static_cast<uint64_t>(words_)) {
-      bad_resume(rank_file(dir) + " belongs to another rank or model");
+    // The rank's own file: an error here may be this rank's alone, so every rank first learns whether all could read
+    // theirs (a rank that stopped alone would leave the others waiting in a collective call).
+    std::string local_error;
+    try {
+      read_rank_file(dir, layer);
+    } catch (const std::runtime_error& e) {
+      local_error = e.what();
     }
-    depth_ = get();
-    if (depth_ != layer) bad_resume(rank_file(dir) + " is of layer " + std::to_string(depth_) + ", the manifest's " +
-                                    std::to_string(layer));
-    begin_ = get();
-    const uint64_t size = get();
-    stats_.transitions = get();
-    const uint64_t nf = get();
-    if (nf > (uint64_t{1} << 32) || size > StateStore::kMaxStates || begin_ > size) {
-      bad_resume(rank_file(dir) + " is corrupt");
-    }
-    fired_.assign(nf, 0);
-    if (!in.read(reinterpret_cast<char*>(fired_.data()), static_cast<std::streamsize>(nf))) {
-      bad_resume(rank_file(dir) + " is truncated");
-    }
-    for (uint64_t id = 0; id < size; ++id) {
-      if (!in.read(reinterpret_cast<char*>(buf_.data()), static_cast<std::streamsize>(words_ * 8))) {
-        bad_resume(rank_file(dir) + " is truncated");
-      }
-      const uint64_t pred = get();
-      auto [got, fresh] = store_.insert(buf_.data(), static_cast<uint32_t>(pred));
-      if (!fresh || got != id) bad_resume(rank_file(dir) + " is corrupt (state " + std::to_string(id) + ")");
-    }
-    if (get() != kMagic) bad_resume(rank_file(dir) + " is corrupt (no end mark)");
+    std::vector<uint64_t> all_read{local_error.empty() ? uint64_t{1} : 0};
+    net_.min(all_read);
+    if (!local_error.empty()) throw std::runtime_error(local_error);
+    if (!all_read[0]) bad_resume("another rank could not read its part of the checkpoint (its message names it)");
+    const std::string file = rank_file(dir, layer);
     // Every predecessor link must name a state some rank holds (a counterexample's chain is followed through them).
     std::vector<uint64_t> sizes(static_cast<size_t>(ranks_), 0);
     sizes[static_cast<size_t>(me_)] = store_.size();
@@ -402,17 +412,81 @@ class DistributedSearch : public Searcher {
     for (uint64_t s : sizes) total += s;
     if (total != states) bad_resume("the ranks' files hold " + std::to_string(total) + " states, the manifest says " +
                                     std::to_string(states));
-    for (uint64_t id = 0; id < store_.size(); ++id) {
+    std::string broken;
+    for (uint64_t id = 0; id < store_.size() && broken.empty(); ++id) {
       const uint32_t pred = store_.predecessor(static_cast<uint32_t>(id));
       if (pred != kNoState && pred / static_cast<uint32_t>(ranks_) >= sizes[pred % static_cast<uint32_t>(ranks_)]) {
-        bad_resume(rank_file(dir) + " is corrupt (state " + std::to_string(id) + " has no predecessor " +
-                   std::to_string(pred) + ")");
+        broken = file + " is corrupt (state " + std::to_string(id) + " has no predecessor " + std::to_string(pred) + ")";
       }
     }
+    std::vector<uint64_t> links_ok{broken.empty() ? uint64_t{1} : 0};
+    net_.min(links_ok);  // as above: every rank learns it before any stops
+    if (!broken.empty()) bad_resume(broken);
+    if (!links_ok[0]) bad_resume("another rank's part of the checkpoint is corrupt (its message names it)");
     end_ = store_.size();
     stats_.depth = depth_;
     checkpointed_ = depth_;
+    has_checkpoint_ = opt_.checkpoint_dir == opt_.resume_dir;  // resuming into the same folder: its files are ours
     resumed_ = true;
+  }
+
+  // Reads this rank's file of the checkpoint of `layer` into the store (states in id order), the layer's start and
+  // the counters. Throws runtime_error (bad_resume) when it is missing, truncated, damaged or another rank's.
+  void read_rank_file(const std::string& dir, uint64_t layer) {
+    const std::string file = rank_file(dir, layer);
+    std::ifstream in(file, std::ios::binary);
+    if (!in) bad_resume("cannot read " + file);
+    Checksum sum;
+    auto raw = [&](void* p, size_t n) {
+      if (!in.read(static_cast<char*>(p), static_cast<std::streamsize>(n))) bad_resume(file + " is truncated");
+      sum.add(p, n);
+    };
+    auto get = [&]() {
+      uint64_t v = 0;
+      raw(&v, sizeof v);
+      return v;
+    };
+    uint64_t magic = 0;
+    if (!in.read(reinterpret_cast<char*>(&magic), sizeof magic) || magic != kMagic) {
+      bad_resume(file + " is not a qpcheck checkpoint");
+    }
+    if (get() != static_cast<uint64_t>(ranks_) || get() != static_cast<uint64_t>(me_) ||
+        get() != static_cast<uint64_t>(words_)) {
+      bad_resume(file + " belongs to another rank or model");
+    }
+    depth_ = get();
+    if (depth_ != layer) bad_resume(file + " is of layer " + std::to_string(depth_) + ", the manifest's " +
+                                    std::to_string(layer));
+    begin_ = get();
+    const uint64_t size = get();
+    stats_.transitions = get();
+    const uint64_t nf = get();
+    if (nf > (uint64_t{1} << 32) || size > StateStore::kMaxStates || begin_ > size) {
+      bad_resume(file + " is corrupt");
+    }
+    fired_.assign(nf, 0);
+    raw(fired_.data(), nf);
+    // The states go into the store only once the checksum has vouched for them.
+    std::vector<uint64_t> rows(size * (static_cast<size_t>(words_) + 1));
+    for (uint64_t id = 0; id < size; ++id) {
+      raw(&rows[id * (static_cast<size_t>(words_) + 1)], static_cast<size_t>(words_) * 8);
+      rows[id * (static_cast<size_t>(words_) + 1) + static_cast<size_t>(words_)] = get();
+    }
+    const uint64_t want = sum.h;
+    uint64_t h = 0, end = 0;
+    if (!in.read(reinterpret_cast<char*>(&h), sizeof h) || !in.read(reinterpret_cast<char*>(&end), sizeof end)) {
+      bad_resume(file + " is truncated");
+    }
+    if (end != kMagic) bad_resume(file + " is corrupt (no end mark)");
+    if (h != want) bad_resume(file + " is damaged (its checksum does not match)");
+    if (in.peek() != std::char_traits<char>::eof()) bad_resume(file + " is corrupt (bytes after its end mark)");
+    for (uint64_t id = 0; id < size; ++id) {
+      const uint64_t* row = &rows[id * (static_cast<size_t>(words_) + 1)];
+      const uint64_t pred = row[words_];
+      if (pred > kNoState) bad_resume(file + " is corrupt (state " + std::to_string(id) + ")");
+      auto [got, fresh] = store_.insert(row, static_cast<uint32_t>(pred));
+      if (!fresh || got != id) bad_resume(file + " is corrupt (state " + std::to_string(id) + ")");
+    }
   }
 
   model::CheckResult finish() override {
@@ -465,7 +539,8 @@ class DistributedSearch : public Searcher {
   std::optional<RecentStates> recent_;  // successors this rank sent (explore/recent_states.h)
   bool full_ = false;
   double next_checkpoint_ = 0;
-  uint64_t checkpointed_ = 0;
+  uint64_t checkpointed_ = 0;         // the layer of the last checkpoint written (or resumed from)
+  bool has_checkpoint_ = false;
   bool resumed_ = false;
   bool decided_ = false;              // found_ is the search's, the same on every rank (decide_found)
   uint64_t kill_at_layer_ = 0;

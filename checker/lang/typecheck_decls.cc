@@ -224,6 +224,11 @@ void Checker::declare_fair(const Decl* d) {
 void Checker::declare_param(const Decl* d) {
   const Type* t = type(d->type);
   if (!t->scalar()) error(d->type->span, "a parameter must have a scalar type (bool, a range or an enum)");
+  if (t->symmetric || (t->family_index != nullptr && t->family_index->symmetric)) {
+    error(d->type->span, fmt::format("a parameter of type {} would name one of its values, and {} is symmetric ({})",
+                                     model::type_name(t), t->symmetric ? t->name : t->family_index->name,
+                                     symmetric_where()));
+  }
   const model::Expr* def = expr(d->value);
   if (def->op != Op::kConst) error(d->value->span, "a parameter's default must be a constant expression");
   expect_compatible(t, def, fmt::format("parameter '{}'", d->name.name));

@@ -117,6 +117,7 @@ class Checker : private StepChecker {
   // the library's included, is checked against the symmetry), marks that range type symmetric when it is declared,
   // records where each slot stands with respect to it (allocate, declare_process), and builds Model::symmetry.
   void collect_symmetry(const Program& program);
+  static constexpr int64_t kMaxSymmetricValues = 4096;
   void mark_symmetric(const Decl* type_decl, Type* t);
   void finish_symmetry();
   // "declared symmetric at FILE:LINE:COL"

@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <cctype>
 
+#include <functional>
+#include <set>
+
 #include <fmt/format.h>
 
 namespace qpcheck::lang::typecheck_internal {
@@ -60,6 +63,57 @@ void Checker::symmetric_loop(const std::vector<const model::Stmt*>& body, int fr
     }
     return false;
   };
+  // The variables the body writes (by the slot at the root of each written location), for the reads below.
+  std::function<const model::Expr*(const model::Expr*)> root = [&](const model::Expr* e) {
+    while (e != nullptr && (e->op == Op::kIndex || e->op == Op::kField || e->op == Op::kHead)) e = e->a;
+    return e;
+  };
+  std::set<int64_t> written;
+  std::function<void(const std::vector<const model::Stmt*>&)> writes = [&](const std::vector<const model::Stmt*>& b) {
+    for (const model::Stmt* st : b) {
+      if (st->lhs != nullptr) {
+        if (const model::Expr* r = root(st->lhs); r != nullptr && r->op == Op::kSlot) written.insert(r->value);
+      }
+      writes(st->body);
+      writes(st->else_body);
+    }
+  };
+  writes(body);
+  // Every read of a written variable must go through the loop variable too: x[c] = x[d] + 1 reads, at c == d, what
+  // an earlier iteration wrote, which depends on the order.
+  std::function<void(const model::Expr*)> reads = [&](const model::Expr* e) {
+    if (e == nullptr) return;
+    if (e->op == Op::kIndex || e->op == Op::kField || e->op == Op::kHead || e->op == Op::kSlot) {
+      const model::Expr* r = root(e);
+      if (r != nullptr && r->op == Op::kSlot && written.count(r->value) && !indexed_by_frame(e)) {
+        error(e->span, fmt::format("a for loop over {} (symmetric: {}) reads here a variable it writes, not through "
+                                   "its variable '{}', so what it reads would depend on the order of the values",
+                                   model::type_name(t), symmetric_where(), loop->name.name));
+      }
+      for (const model::Expr* l = e; l != nullptr && l->op != Op::kSlot; l = l->a) {
+        if (l->op == Op::kIndex) reads(l->b);  // the location's indexes are reads; its base is this location
+      }
+      return;
+    }
+    reads(e->a);
+    reads(e->b);
+    reads(e->c);
+    for (const model::Expr* x : e->args) reads(x);
+  };
+  std::function<void(const std::vector<const model::Stmt*>&)> read_all = [&](const std::vector<const model::Stmt*>& b) {
+    for (const model::Stmt* st : b) {
+      reads(st->rhs);
+      for (const model::Expr* x : st->args) reads(x);
+      if (st->lhs != nullptr) {  // the indexes of a written location are reads
+        for (const model::Expr* e = st->lhs; e != nullptr && e->op != Op::kSlot; e = e->a) {
+          if (e->op == Op::kIndex) reads(e->b);
+        }
+      }
+      read_all(st->body);
+      read_all(st->else_body);
+    }
+  };
+  read_all(body);
   const std::string sym = t->symmetric ? t->name : t->family_index->name;
   for (const model::Stmt* st : body) {
     switch (st->op) {

@@ -16,11 +16,6 @@ namespace qpcheck::lang::typecheck_internal {
 void Checker::collect_symmetry(const Program& program) {
   for (const Decl* d : program.decls) {
     if (d->kind != DeclKind::kSymmetric) continue;
-    if (symmetric_decl_ != nullptr) {
-      error(d->span, fmt::format("a second symmetric type: one type per spec can be symmetric (the first is at {})",
-                                 where(symmetric_decl_->span)));
-    }
-    symmetric_decl_ = d;
     const Ident& n = d->names[0];
     const std::vector<int>& files = names_.type_files(n.name);
     const int file = graph_->resolve(n, d->span.file, files, [&](int f) {
@@ -30,12 +25,17 @@ void Checker::collect_symmetry(const Program& program) {
       return std::string("?");
     });
     if (file < 0) error(n.span, fmt::format("symmetric: unknown type '{}'", n.module.empty() ? n.name : n.module + "::" + n.name));
+    const Decl* target = nullptr;
     for (const Decl* t : program.decls) {
-      if (t->kind == DeclKind::kType && !t->is_override && t->span.file == file && t->name.name == n.name) {
-        symmetric_type_decl_ = t;
-      }
+      if (t->kind == DeclKind::kType && !t->is_override && t->span.file == file && t->name.name == n.name) target = t;
     }
-    if (symmetric_type_decl_ == nullptr) error(n.span, fmt::format("symmetric: unknown type '{}'", n.name));
+    if (target == nullptr) error(n.span, fmt::format("symmetric: unknown type '{}'", n.name));
+    if (symmetric_decl_ != nullptr && target != symmetric_type_decl_) {
+      error(d->span, fmt::format("a second symmetric type: one type per spec can be symmetric (the first is at {})",
+                                 where(symmetric_decl_->span)));
+    }
+    if (symmetric_decl_ == nullptr) symmetric_decl_ = d;  // a repeat of the same type changes nothing
+    symmetric_type_decl_ = target;
   }
 }
 
@@ -45,6 +45,11 @@ void Checker::mark_symmetric(const Decl* type_decl, Type* t) {
           fmt::format("symmetric: '{}' is {}, not a range type (declared at {}); an enum family indexed by a "
                       "symmetric range is renamed with it", type_decl->name.name, model::type_name(t),
                       where(type_decl->span)));
+  }
+  if (t->count() > kMaxSymmetricValues) {
+    error(symmetric_decl_->names[0].span,
+          fmt::format("symmetric: '{}' has {} values; at most {} (each state's canonical form sorts them)",
+                      type_decl->name.name, t->count(), kMaxSymmetricValues));
   }
   t->symmetric = true;
   t->name = type_decl->name.name;

@@ -16,7 +16,7 @@ bool Checker::same_type(const Type* a, const Type* b) {
   if (a->kind != b->kind) return false;
   switch (a->kind) {
     case TypeKind::kBool: return true;
-    case TypeKind::kInt: return a->lo == b->lo && a->hi == b->hi;
+    case TypeKind::kInt: return !a->symmetric && !b->symmetric && a->lo == b->lo && a->hi == b->hi;
     case TypeKind::kEnum: return false;  // nominal
     case TypeKind::kRecord:
       if (a->field_names != b->field_names) return false;
@@ -40,7 +40,22 @@ bool Checker::compatible(const Type* to, const Type* from) {
   return same_type(to, from);
 }
 
+// Does a value of `t` hold a value of a symmetric type (t itself, an element, a field, an index)?
+static bool mentions_symmetric(const Type* t) {
+  if (t == nullptr) return false;
+  if (t->symmetric) return true;
+  for (const Type* f : t->field_types) {
+    if (mentions_symmetric(f)) return true;
+  }
+  return mentions_symmetric(t->index) || mentions_symmetric(t->elem);
+}
+
 void Checker::expect_compatible(const Type* to, const model::Expr* e, const std::string& what) {
+  if (!compatible(to, e->type) && !to->scalar() && (mentions_symmetric(to) || mentions_symmetric(e->type))) {
+    error(e->span, fmt::format("type mismatch: {} expects {}, but the expression has type {} (a symmetric type, {}, "
+                               "matches only itself, inside arrays, records and queues too)",
+                               what, model::type_name(to), model::type_name(e->type), symmetric_where()));
+  }
   if (!compatible(to, e->type) && to->scalar() && e->type->scalar() && (to->symmetric || e->type->symmetric)) {
     const Type* sym = to->symmetric ? to : e->type;
     error(e->span, fmt::format("{} expects {}, but the expression has type {}: {} is symmetric ({}), so only a "

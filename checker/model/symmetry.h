@@ -38,7 +38,8 @@ class Canonicaliser {
   Canonicaliser(const Model& model, const StateLayout& layout, uint64_t budget, std::atomic<uint64_t>* over);
   // Writes the representative of `in`'s orbit to `out` (layout.words() words; may alias `in`).
   void canonicalise(const uint64_t* in, uint64_t* out);
-  // States whose equal keys allowed more than `budget` orders (their representative may not be unique).
+  // Calls of canonicalise() whose equal keys allowed more than `budget` orders (their representative may not be
+  // unique); a successor generated again is counted again.
   uint64_t over_budget() const { return over_->load(std::memory_order_relaxed); }
   uint64_t budget() const { return budget_; }
   static constexpr uint64_t kDefaultBudget = 5040;
