@@ -11,10 +11,12 @@
 #include <vector>
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "checker/cli/conform.h"
 #include "checker/cli/exit_codes.h"
+#include "checker/cli/verify.h"
 #include "checker/cli/walk.h"
 #include "checker/conform/conform.h"
 #include "checker/frontend/frontend.h"
@@ -84,18 +86,18 @@ TEST_CASE("a run that posts its receives before rdma_connect conforms to spec 01
   CHECK(c.result.verdict == ConformResult::Verdict::kConforms);
   CHECK(c.observed.observations.size() == 25);
   CHECK(c.result.event == 25);
-  CHECK(c.result.path.actions.size() == 31);
-  CHECK(c.result.states == 193);
+  CHECK(c.result.path.actions.size() == 35);
+  CHECK(c.result.states == 511);
   int observed_steps = 0;
   for (int m : c.result.matched) observed_steps += m >= 0;
-  CHECK(observed_steps == 21);  // recv_completion is one step for two observations (poll_recv, post_recv)
+  CHECK(observed_steps == 25);  // one step per observation: a poll and its re-post are calls of their own
   // what the spec does not describe is listed, never dropped silently
   int skipped = 0;
   for (const conform::Skipped& s : c.observed.skipped) skipped += s.count;
   CHECK(skipped == 19);  // 44 calls, 25 observations
   Checked iw = check("spec/01_linux_today.qpspec", pair("synthetic_01_today"), {{"transport", "IWARP"}});
   CHECK(iw.result.verdict == ConformResult::Verdict::kConforms);
-  CHECK(iw.result.path.actions.size() == 35);
+  CHECK(iw.result.path.actions.size() == 39);
 }
 
 TEST_CASE("the same program with the 2021 patch's order deviates from spec 01 at its rdma_connect") {
@@ -363,8 +365,8 @@ TEST_CASE("rdma-core's examples against their specs: rdma_server/rdma_client con
            {"rdma_server_client.rxe0", "spec/16_rdma_server_client.qpspec", "IB", ConformResult::Verdict::kConforms, 29, 81},
            {"rdma_server_client.siw0", "spec/16_rdma_server_client.qpspec", "IWARP", ConformResult::Verdict::kConforms, 29,
             118},
-           {"rping.rxe0", "spec/15_rping.qpspec", "IB", ConformResult::Verdict::kViolates, 42, 463},
-           {"rping.siw0", "spec/15_rping.qpspec", "IWARP", ConformResult::Verdict::kViolates, 41, 277}}) {
+           {"rping.rxe0", "spec/15_rping.qpspec", "IB", ConformResult::Verdict::kViolates, 42, 535},
+           {"rping.siw0", "spec/15_rping.qpspec", "IWARP", ConformResult::Verdict::kViolates, 41, 391}}) {
     INFO(r.stem);
     std::vector<verbs::CallLog> logs{verbs::read_call_log(kLogs + r.stem + ".server.jsonl"),
                                      verbs::read_call_log(kLogs + r.stem + ".client.jsonl")};
@@ -387,6 +389,183 @@ TEST_CASE("rdma-core's examples against their specs: rdma_server/rdma_client con
                     {verbs::read_call_log(kLogs + "rping.rxe0.server.jsonl"),
                      verbs::read_call_log(kLogs + "rping.rxe0.client.jsonl")});
   CHECK(d.result.verdict == ConformResult::Verdict::kDeviates);
+}
+
+// Every cut of every recorded run: the programs all killed at one moment T (each log keeps the records of the calls
+// that had returned by T, no trailer). A cut is clean when no call was in progress at T: a call's record is written
+// at its return, so one in progress (a synchronous rdma_connect whose REQ the peer already answered) has no record
+// yet and its effects at the peer cannot be matched; those cuts are counted apart. Every clean cut is a behaviour
+// of the spec so far: CONFORMS where it falls between the spec's steps, PREFIX where it falls inside one (a step of
+// several calls: tests/conform/specs/01_fused_repost's poll-and-re-post helper), or the full run's VIOLATES once
+// past the violating call; never DEVIATES.
+TEST_CASE("every clean cut of every recorded log is CONFORMS, PREFIX or the full run's VIOLATES, never DEVIATES") {
+  struct Row {
+    const char* stem;
+    const char* spec;
+    const char* transport;
+    std::vector<std::vector<std::string>> map;  // plain-verbs QPs (server, client)
+    size_t clean;   // clean cuts (moments between records, no call in progress)
+    size_t prefix;  // clean cuts inside a step
+  };
+  size_t total_clean = 0, total_prefix = 0, total_busy = 0;
+  for (const Row& r : std::vector<Row>{
+           {"ulp_recv_before_connect.rxe0", "spec/13_ulp_recv_before_connect.qpspec", "IB", {}, 46, 0},
+           {"ulp_recv_before_connect.siw0", "spec/13_ulp_recv_before_connect.qpspec", "IWARP", {}, 43, 0},
+           {"ulp_recv_after_established.rxe0", "spec/14_ulp_recv_after_established.qpspec", "IB", {}, 46, 0},
+           {"ulp_recv_after_established.siw0", "spec/14_ulp_recv_after_established.qpspec", "IWARP", {}, 43, 0},
+           {"rdma_server_client.rxe0", "spec/16_rdma_server_client.qpspec", "IB", {}, 24, 0},
+           {"rdma_server_client.siw0", "spec/16_rdma_server_client.qpspec", "IWARP", {}, 27, 0},
+           {"rping.rxe0", "spec/15_rping.qpspec", "IB", {}, 50, 0},
+           {"rping.siw0", "spec/15_rping.qpspec", "IWARP", {}, 50, 0},
+           {"rc_pingpong.rxe0", "spec/17_rc_pingpong.qpspec", "IB", {{"PASSIVE[0]"}, {"ACTIVE[0]"}}, 24, 0},
+           {"synthetic_01_today", "spec/01_linux_today.qpspec", "IB", {}, 45, 0},
+           {"synthetic_01_today", "tests/conform/specs/01_fused_repost.qpspec", "IB", {}, 45, 4}}) {
+    const std::string stem = r.stem;
+    INFO(stem, " against ", std::string(r.spec));
+    std::vector<std::vector<std::string>> lines{lines_of(slurp(kLogs + stem + ".server.jsonl")),
+                                                lines_of(slurp(kLogs + stem + ".client.jsonl"))};
+    // each log's record times in line order (the trailer left out)
+    std::vector<std::vector<int64_t>> t(2);
+    std::vector<int64_t> moments{0};
+    for (size_t l = 0; l < 2; ++l) {
+      for (size_t i = 1; i < lines[l].size(); ++i) {
+        nlohmann::json j = nlohmann::json::parse(lines[l][i]);
+        if (j.contains("end")) break;
+        t[l].push_back(j["t"].get<int64_t>());
+        moments.push_back(t[l].back());
+      }
+    }
+    std::sort(moments.begin(), moments.end());
+    moments.erase(std::unique(moments.begin(), moments.end()), moments.end());
+    frontend::Spec spec;
+    spec.read(r.spec, lang::default_search_path({}));
+    lang::Compiled c = spec.compile({{"transport", r.transport}});
+    std::vector<std::string> ops = conform::replay_ops_used(*c.model);
+    model::ModelSystem system(*c.model);
+    verbs::Observed whole = verbs::observe({verbs::read_call_log(kLogs + stem + ".server.jsonl"),
+                                            verbs::read_call_log(kLogs + stem + ".client.jsonl")},
+                                           ops, r.map);
+    ConformResult full = conform::check_conformance(system, verbs::replay_vocabulary(), whole.observations,
+                                                    whole.ended);
+    size_t clean = 0, prefix = 0, busy = 0;
+    for (int64_t T : moments) {
+      std::vector<size_t> keep(2);
+      bool in_progress = false;
+      for (size_t l = 0; l < 2; ++l) {
+        while (keep[l] < t[l].size() && t[l][keep[l]] <= T) ++keep[l];
+        for (size_t i = keep[l]; i < t[l].size(); ++i) in_progress = in_progress || t[l][i] <= T;
+      }
+      if (in_progress) {
+        ++busy;
+        continue;
+      }
+      std::vector<verbs::CallLog> logs;
+      for (size_t l = 0; l < 2; ++l) {
+        std::vector<std::string> cut(lines[l].begin(), lines[l].begin() + static_cast<long>(keep[l] + 1));
+        logs.push_back(verbs::parse_call_log(fmt::format("{}.{}", stem, l), joined(cut)));
+      }
+      verbs::Observed o = verbs::observe(logs, ops, r.map);
+      ConformResult cr = conform::check_conformance(system, verbs::replay_vocabulary(), o.observations, o.ended);
+      INFO("cut at ", T, " ns: ", keep[0], " and ", keep[1], " records, ", o.observations.size(), " observations");
+      ++clean;
+      CHECK((cr.verdict == ConformResult::Verdict::kConforms || cr.verdict == ConformResult::Verdict::kPrefix ||
+             (cr.verdict == ConformResult::Verdict::kViolates && full.verdict == cr.verdict &&
+              cr.event == full.event)));
+      if (cr.verdict == ConformResult::Verdict::kPrefix) {
+        ++prefix;
+        CHECK(cr.event == o.observations.size());
+        CHECK(cr.cut_ops >= 1);
+        CHECK(cr.cut_ops < cr.step_ops);
+      }
+    }
+    MESSAGE(stem << " / " << std::string(r.spec) << ": " << clean << " clean cuts (" << prefix << " PREFIX), " << busy
+                 << " with a call in progress");
+    CHECK(clean == r.clean);
+    CHECK(prefix == r.prefix);
+    total_clean += clean;
+    total_prefix += prefix;
+    total_busy += busy;
+  }
+  MESSAGE("every cut: " << total_clean << " clean (" << total_prefix << " PREFIX), " << total_busy << " in progress");
+}
+
+// The fault suite's program (tests/live/run_faults.sh) against its spec: with each fault the suite injects turned on
+// whose state space fits a unit test, every property holds (the ULP's own included: a run without a fault has its
+// REPLYs), in exactly this many states. The suite verifies the larger configurations itself (docs/faults.md).
+TEST_CASE("the fault suite's ULP spec holds under the faults it is run with") {
+  struct Row {
+    std::vector<std::string> params;
+    uint64_t states;
+  };
+  for (const Row& r : std::vector<Row>{{{"transport=IB"}, 516779},
+                                       {{"transport=IWARP"}, 456100},
+                                       {{"transport=IB", "active_cq_depth=1"}, 653726},
+                                       {{"transport=IWARP", "active_cq_depth=1"}, 536745},
+                                       {{"transport=IB", "process_exits=true"}, 2010231},
+                                       {{"transport=IWARP", "process_exits=true"}, 2345590},
+                                       {{"transport=IWARP", "cm_timeouts=true", "path_faults=true"}, 1180232}}) {
+    std::string all;
+    for (const std::string& p : r.params) all += p + " ";
+    INFO("params: ", all);
+    cli::VerifyOptions o;
+    o.file = "tests/live/specs/ulp_resilient.qpspec";
+    o.params = r.params;
+    o.format = cli::Format::kJson;
+    std::ostringstream out, err;
+    int rc = cli::run_verify(o, out, err);
+    INFO("stderr: ", err.str());
+    REQUIRE(rc == cli::code(cli::ExitCode::kHolds));
+    nlohmann::json j = nlohmann::json::parse(out.str());
+    CHECK(j["verdict"] == "holds");
+    CHECK(j["stats"]["states"].get<uint64_t>() == r.states);
+  }
+}
+
+// Runs of the fault suite kept as test data (tests/conform/logs/fault_*): each is a behaviour the library gained from
+// a deviation the suite found (docs/faults.md "What the suite found"). With its fault's parameters the run conforms;
+// without them it deviates at the call the fault explains (`deviates_at` is the observation's index, from 0: the
+// report's event number less one).
+TEST_CASE("fault-suite runs conform with their fault's parameters and deviate without them, where the fault acts") {
+  struct Row {
+    const char* stem;
+    lang::ParamOverrides params;
+    uint64_t states;        // with the fault's parameters: CONFORMS
+    size_t deviates_at;     // without them: DEVIATES at this observation
+    const char* call;       // ... which is this recorded call
+  };
+  const std::string spec = "tests/live/specs/ulp_resilient.qpspec";
+  for (const Row& r : std::vector<Row>{
+           // siw: the server's device removed before any CONNECT_REQUEST: rdma_connect refused (ECONNREFUSED)
+           {"fault_devremove_connect_refused.siw", {{"device_removal", "true"}, {"transport", "IWARP"}}, 220, 9,
+            "rdma_connect"},
+           // rxe: the server killed after rdma_accept: the client's REP meets its REJ, CONNECT_ERROR (-1)
+           {"fault_kill_rep_rejected.rxe", {{"process_exits", "true"}}, 2739, 15, "rdma_get_cm_event"},
+           // siw under reordering: the server's Send refused by the socket, QP_FATAL, IBV_WC_LOC_QP_OP_ERR
+           {"fault_reorder_send_refused.siw",
+            {{"cm_timeouts", "true"}, {"path_faults", "true"}, {"transport", "IWARP"}}, 2523, 29,
+            "ibv_get_async_event"},
+           // rxe under 28 % loss: the RTU lost, the server's DISCONNECTED without an ESTABLISHED
+           {"fault_loss_rtu_lost.rxe", {{"cm_timeouts", "true"}, {"path_faults", "true"}}, 14073, 23,
+            "rdma_get_cm_event"},
+           // siw: the client's device removed while its address resolves (a source address given): DEVICE_REMOVAL
+           {"fault_devremove_resolving.siw", {{"device_removal", "true"}, {"transport", "IWARP"}}, 79, 3,
+            "rdma_get_cm_event"}}) {
+    INFO(r.stem);
+    std::vector<verbs::CallLog> logs = pair(r.stem);
+    Checked with = check(spec, logs, r.params);
+    CHECK(with.result.verdict == ConformResult::Verdict::kConforms);
+    CHECK(with.result.event == with.observed.observations.size());
+    CHECK(with.result.states == r.states);
+    lang::ParamOverrides healthy;
+    for (const auto& [k, v] : r.params) {
+      if (k == "transport") healthy.emplace_back(k, v);
+    }
+    Checked without = check(spec, logs, healthy);
+    REQUIRE(without.result.verdict == ConformResult::Verdict::kDeviates);
+    CHECK(without.result.event == r.deviates_at);
+    REQUIRE(without.result.event < without.observed.observations.size());
+    CHECK(without.observed.observations[without.result.event].call == r.call);
+  }
 }
 
 TEST_CASE("plain verbs: ibv_rc_pingpong's QPs, named with --map, conform to spec 17; unnamed, the log is refused") {

@@ -85,10 +85,10 @@ TEST_CASE("gate over spec/: every shipped expectation holds, with exact verdicts
   CHECK(s["verdict"] == "pass");
   CHECK(s["counts"]["specs"] == 19);
   CHECK(s["counts"]["configurations"] == 63);
-  CHECK(s["counts"]["checks"] == 898);
-  CHECK(s["counts"]["as_expected"] == 898);
+  CHECK(s["counts"]["checks"] == 961);
+  CHECK(s["counts"]["as_expected"] == 961);
   CHECK(s["counts"]["new_violations"] == 0);
-  CHECK(s["counts"]["vacuous"] == 262);
+  CHECK(s["counts"]["vacuous"] == 303);
 
   // A liveness property is a check like the others: its expectation, its lasso (prefix and cycle) as the
   // counterexample, its fairness; and where it holds, no counterexample.
@@ -112,25 +112,25 @@ TEST_CASE("gate over spec/: every shipped expectation holds, with exact verdicts
   }
 
   const json& seed = config(s, "spec/03_patch_passive_first_ib.qpspec", "transport=IB connect_rnr_retry=0");
-  CHECK(seed["stats"]["states"] == 97);  // every reachable state: the search does not stop at violations
+  CHECK(seed["stats"]["states"] == 125);  // every reachable state: the search does not stop at violations
   CHECK(property(seed, "passive_send_after_peer_recv")["actual"] == "violated");
   CHECK(property(seed, "passive_send_after_peer_recv")["counterexample"]["steps"].size() == 10);
   CHECK(property(seed, "no_send_to_empty_rq")["counterexample"]["steps"].size() == 10);
   CHECK(property(seed, "no_fatal_qp_error")["counterexample"]["steps"].size() == 10);
-  CHECK(property(seed, "deadlock")["counterexample"]["steps"].size() == 15);
+  CHECK(property(seed, "deadlock")["counterexample"]["steps"].size() == 16);
   CHECK(property(seed, "recv_before_wakeup")["actual"] == "holds");
   CHECK(property(seed, "recv_before_wakeup")["expected_at"].is_null());
-  CHECK(property(seed, "deadlock")["expected_at"]["line"] == 59);
+  CHECK(property(seed, "deadlock")["expected_at"]["line"] == 62);
 
   const json& rnr7 = config(s, "spec/03_patch_passive_first_ib.qpspec", "transport=IB connect_rnr_retry=7");
   CHECK(property(rnr7, "passive_send_after_peer_recv")["actual"] == "violated");
   CHECK(property(rnr7, "deadlock")["actual"] == "holds");  // the RNR NAKs are retried until the receive is posted
 
-  // Coverage: with STRICT creation the client fails at its first post_recv; only 2 of 72 actions ever fire.
+  // Coverage: with STRICT creation the client fails at its first post_recv; only 2 of 102 actions ever fire.
   const json& strict = config(s, "spec/06_today_strict_create.qpspec", "qp_create=STRICT");
-  CHECK(strict["coverage"]["actions"] == 72);
+  CHECK(strict["coverage"]["actions"] == 102);
   CHECK(strict["coverage"]["actions_fired"] == 2);
-  CHECK(strict["coverage"]["statements_never_executed"].size() == 12);
+  CHECK(strict["coverage"]["statements_never_executed"].size() == 14);
   CHECK(property(strict, "recv_before_wakeup")["vacuous"] == true);
 
   // Vacuity: no ibv_modify_qp is ever called (the CM moves the QPs), so no_illegal_modify_qp cannot fail.
@@ -214,7 +214,7 @@ TEST_CASE("unexpected outcomes fail the gate: a new violation and a violation th
   CHECK(lim.rc == 2);
   json l = json::parse(lim.out);
   CHECK(l["verdict"] == "inconclusive");
-  CHECK(l["counts"]["inconclusive"] == 56);
+  CHECK(l["counts"]["inconclusive"] == 60);
   CHECK(config(l, "spec/03_patch_passive_first_ib.qpspec", "transport=IB connect_rnr_retry=0")["limit"] == "max-states");
 }
 
@@ -302,7 +302,7 @@ TEST_CASE("JUnit validates against tests/schemas/junit.xsd and SARIF against the
   CHECK(sh(validate + (dir / "broken.sarif").string() + " 2>/dev/null") != 0);
 
   // JUnit: one testcase per spec x configuration x property; the counterexample in the failure text.
-  CHECK(xml.find("tests=\"904\" failures=\"2\" errors=\"0\" skipped=\"0\"") != std::string::npos);
+  CHECK(xml.find("tests=\"967\" failures=\"2\" errors=\"0\" skipped=\"0\"") != std::string::npos);
   CHECK(xml.find("<failure message=\"new violation of small (1 step); expected to hold\" type=\"new-violation\">") !=
         std::string::npos);
   // SARIF: the seed violation at the invariant's line, its 10 steps as a code flow through the spec's lines.
@@ -520,7 +520,7 @@ TEST_CASE("diff: today vs the 2021 patch (passive-first) reports exactly the ver
   // "params" is an object of every parameter, as in the gate's JSON summary (version 1 wrote a string).
   CHECK(d["changes"][0]["params"]["transport"] == "IB");
   CHECK(d["changes"][0]["params"]["connect_rnr_retry"] == "7");
-  CHECK(d["changes"][0]["params"].size() == 29);  // every parameter of library v2
+  CHECK(d["changes"][0]["params"].size() == 41);  // every parameter of library v3
   // Shared configurations (every parameter equal): IB and iWARP with LEGACY creation and connect_rnr_retry 7.
   std::vector<std::string> changes;
   for (const json& c : d["changes"]) {
@@ -535,7 +535,7 @@ TEST_CASE("diff: today vs the 2021 patch (passive-first) reports exactly the ver
                        "transport=IWARP connect_rnr_retry=7 passive_send_after_peer_recv holds->violated",
                        "transport=IWARP connect_rnr_retry=7 deadlock holds->violated",
                    });
-  CHECK(d["unchanged"] == 22);
+  CHECK(d["unchanged"] == 24);
   CHECK(d["only_in_old"].size() == 2);
   CHECK(d["only_in_new"].size() == 2);
 
@@ -544,7 +544,7 @@ TEST_CASE("diff: today vs the 2021 patch (passive-first) reports exactly the ver
   o.format = cli::Format::kText;
   std::ostringstream o2, e2;
   CHECK(cli::run_diff(o, o2, e2) == 0);
-  CHECK(o2.str().find("No verdict changes (56 property verdicts compared).") != std::string::npos);
+  CHECK(o2.str().find("No verdict changes (60 property verdicts compared).") != std::string::npos);
 }
 
 }  // namespace

@@ -528,7 +528,50 @@ class Observer {
       }
       return;
     }
+    if (call == "rdma_notify") return emit(a, "notify", {endpoint_of_id(a, handle(a, "id"), "id")});
+    if (call == "ibv_modify_srq") {
+      // ibv_modify_srq.3: only an IBV_SRQ_LIMIT change is an operation (modify_srq); a resize is not modelled
+      if (!f.contains("srq_limit")) return skip(a, "no srq_limit in its mask (an SRQ resize is not modelled)");
+      return emit(a, "modify_srq", {srq_index(a, handle(a, "srq")), std::to_string(number(a, f, "srq_limit"))});
+    }
+    if (call == "ibv_get_async_event") return async_event(a);
     skip(a, "no replay operation stands for it");
+  }
+
+  // ibv_get_async_event.3: the event names the object it is about. A QP's or a CQ's event is its endpoint's
+  // (get_async_event(e, EVENT)), an SRQ's is the SRQ's (get_srq_event(s, EVENT)); a port or device event belongs to
+  // the device context, which the model gives each endpoint: the endpoint of this log's QPs, or any of them when
+  // the process has several (alternatives).
+  void async_event(const At& a) {
+    const json& f = a.call->fields;
+    if (failed(*a.call)) return skip(a, "failed (no event)");
+    std::string ev = name(a, f, "event");
+    if (f.contains("qp")) return emit(a, "get_async_event", {qp_endpoint(a), ev});
+    if (f.contains("srq")) return emit(a, "get_srq_event", {srq_index(a, handle(a, "srq")), ev});
+    if (f.contains("cq")) {
+      std::string cqh = handle(a, "cq");
+      auto cq = cqs_.find(key(a, cqh));
+      if (cq == cqs_.end()) fail(a, "cq", fmt::format("CQ {} belongs to no QP of an endpoint", shown(cqh)));
+      if (cq->second.endpoint == "*") {
+        // a CQ shared by the QPs of several endpoints: the event is any of theirs
+        std::vector<std::string> owners;
+        for (const auto& [k, q] : qps_) {
+          if (k.rfind(fmt::format("{}:", a.log), 0) == 0) owners.push_back(q.endpoint);
+        }
+        if (owners.empty()) return skip(a, "a CQ event of no endpoint");
+        std::vector<std::pair<std::string, std::vector<std::string>>> alts;
+        for (size_t i = 1; i < owners.size(); ++i) alts.push_back({"get_async_event", {owners[i], ev}});
+        return emit(a, "get_async_event", {owners[0], ev}, std::move(alts));
+      }
+      return emit(a, "get_async_event", {cq->second.endpoint, ev});
+    }
+    auto mine = log_endpoints_.find(a.log);
+    if (mine == log_endpoints_.end() || mine->second.empty()) {
+      return skip(a, "a port or device event before the process had an endpoint");
+    }
+    std::vector<std::pair<std::string, std::vector<std::string>>> alts;
+    for (size_t i = 1; i < mine->second.size(); ++i) alts.push_back({"get_async_event", {mine->second[i], ev}});
+    emit(a, "get_async_event", {mine->second[0], ev}, std::move(alts));
   }
 
   // rdma_create_ep.3 (recorded as one call, its internal calls "inside" it): a passive rdma_addrinfo makes the
@@ -577,6 +620,8 @@ class Observer {
   void add_qp(const At& a, const std::string& e) {
     const json& f = a.call->fields;
     qps_[key(a, handle(a, "qp"))] = Qp{e};
+    std::vector<std::string>& mine = log_endpoints_[a.log];
+    if (std::find(mine.begin(), mine.end(), e) == mine.end()) mine.push_back(e);
     qp_nums_[{a.log, number(a, f, "qp_num")}] = e;
     for (const char* side : {"send_cq", "recv_cq"}) {
       Cq& cq = cqs_[key(a, handle(a, side))];
@@ -637,6 +682,7 @@ class Observer {
   std::map<std::string, std::string> local_addr_;      // active cm_id -> its local address
   std::set<int> paired_;
   std::set<std::string> listeners_;
+  std::map<int, std::vector<std::string>> log_endpoints_;  // per log: the endpoints whose QPs it created, in order
   std::map<std::string, Qp> qps_;
   std::map<std::pair<size_t, int64_t>, std::string> qp_nums_;
   std::map<std::string, Cq> cqs_;

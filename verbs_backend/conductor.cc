@@ -47,6 +47,7 @@ PlannedOp plan_op(const trace::ReplayStep& r, const std::string& where) {
   PlannedOp op;
   op.op = r.op;
   op.spec = spec;
+  op.refused = r.refused;
   for (int i = 0; i < spec->arity; ++i) {
     const std::string& a = r.args[i];
     std::string at = fmt::format("{}: {} argument {}", where, r.op, i + 1);
@@ -73,6 +74,8 @@ PlannedOp plan_op(const trace::ReplayStep& r, const std::string& where) {
       case ReplayArg::kRetry: op.numbers.push_back(parse_int(a, 0, 7, at)); break;
       case ReplayArg::kDepth: op.numbers.push_back(parse_int(a, 0, 255, at)); break;
       case ReplayArg::kSrq: op.numbers.push_back(parse_int(a, 0, 15, at)); break;
+      case ReplayArg::kLimit: op.numbers.push_back(parse_int(a, 0, 65535, at)); break;
+      case ReplayArg::kAsyncEvent: name(known(ReplayArg::kAsyncEvent), "an IBV_EVENT_* async event"); break;
       case ReplayArg::kCmEvent: name(known(ReplayArg::kCmEvent), "an RDMA_CM_EVENT_* name"); break;
       case ReplayArg::kWcStatus: name(known(ReplayArg::kWcStatus), "an IBV_WC_* status"); break;
       case ReplayArg::kWcOpcode: name(known(ReplayArg::kWcOpcode), "an IBV_WC_* opcode"); break;
@@ -98,7 +101,8 @@ std::string PlannedOp::text() const {
       case ReplayArg::kCount:
       case ReplayArg::kRetry:
       case ReplayArg::kDepth:
-      case ReplayArg::kSrq: out += std::to_string(numbers.at(n++)); break;
+      case ReplayArg::kSrq:
+      case ReplayArg::kLimit: out += std::to_string(numbers.at(n++)); break;
       default: out += names.at(s++); break;
     }
   }
@@ -177,6 +181,8 @@ struct Observed {
   size_t send_expect = 0, send_poll = 0;    // expect_send_wc / poll_send
   std::vector<Completion> recvs;            // every receive completion, IBV_WC_WR_FLUSH_ERR included
   size_t recv_expect = 0, recv_poll = 0;    // expect_recv, expect_srq_recv / poll_recv
+  std::vector<std::string> async;           // async events (an endpoint's, or an SRQ's)
+  size_t async_expect = 0, async_get = 0;   // expect_async_event / get_async_event (expect_srq_event / get_srq_event)
 };
 
 // A receive completion as the report shows it: "IBV_WC_SUCCESS", "IBV_WC_SUCCESS (SRQ 0)".
@@ -219,6 +225,7 @@ class Run {
 
  private:
   Observed& obs(Endpoint e) { return observed_[e]; }
+  Observed& srq_obs(int srq) { return srq_observed_[srq]; }
 
   // What the conductor does before step 1 (docs/replay.md, "Setup"): listen unless the trace does; create and
   // resolve every ACTIVE endpoint the trace names but does not create itself. A failure is an environment problem.
@@ -292,6 +299,19 @@ class Run {
                       }, error);
   }
 
+  // Async events of an endpoint (srq < 0) or of SRQ srq.
+  bool wait_async(Endpoint e, int srq, size_t cursor, Status* error) {
+    Observed& o = srq < 0 ? obs(e) : srq_obs(srq);
+    return wait_until([&] { return o.async.size() > cursor; }, opt_.timeout,
+                      [&](Millis left, bool* got) {
+                        std::optional<std::string> ev;
+                        Status st = srq < 0 ? dev_.next_async_event(e, left, &ev) : dev_.next_srq_event(srq, left, &ev);
+                        if (ev) o.async.push_back(*ev);
+                        *got = ev.has_value();
+                        return st;
+                      }, error);
+  }
+
   bool wait_send(Endpoint e, size_t cursor, Status* error, std::optional<Millis> timeout = std::nullopt) {
     Observed& o = obs(e);
     return wait_until([&] { return o.sends.size() > cursor; }, timeout.value_or(opt_.timeout),
@@ -341,6 +361,15 @@ class Run {
     // modify), where the device refusing the call reproduces it.
     auto host = [&](Status r) {
       rec.observed = r.ok() ? "ok" : r.text();
+      if (!op.refused.empty()) {
+        // The model has the device refuse this call (a `refuse` in its procedure): an error is the prediction.
+        rec.expected = "an error (" + op.refused + ")";
+        rec.match = !r.ok();
+        log(rec);
+        if (!r.ok()) return true;
+        decide(Verdict::kDiverged, s.index, rec.expected, "ok", "the device let a call pass that the model refuses");
+        return false;
+      }
       if (s.failed) rec.expected = "ok, or an error (the model's fail)";
       rec.match = r.ok() || s.failed;
       log(rec);
@@ -408,6 +437,21 @@ class Run {
       }
       case ReplayOpId::kReject: return host(dev_.reject(op.ep));
       case ReplayOpId::kDisconnect: return host(dev_.disconnect(op.ep));
+      case ReplayOpId::kNotify: return host(dev_.notify(op.ep));
+      case ReplayOpId::kModifySrq: return host(dev_.modify_srq(op.numbers[0], op.numbers[1]));
+      case ReplayOpId::kGetAsyncEvent:
+      case ReplayOpId::kExpectAsyncEvent:
+      case ReplayOpId::kGetSrqEvent:
+      case ReplayOpId::kExpectSrqEvent: {
+        const bool srq = id == ReplayOpId::kGetSrqEvent || id == ReplayOpId::kExpectSrqEvent;
+        Observed& a = srq ? srq_obs(op.number) : o;
+        size_t& cursor = id == ReplayOpId::kGetAsyncEvent || id == ReplayOpId::kGetSrqEvent ? a.async_get
+                                                                                             : a.async_expect;
+        bool got = wait_async(op.ep, srq ? op.number : -1, cursor, &st);
+        std::string seen = got ? a.async[cursor] : "";
+        if (got) ++cursor;
+        return observe(got, op.name, seen);
+      }
       case ReplayOpId::kGetCmEvent:
       case ReplayOpId::kExpectCmEvent: {
         size_t& cursor = id == ReplayOpId::kGetCmEvent ? o.event_get : o.event_expect;
@@ -651,6 +695,7 @@ class Run {
   Device& dev_;
   const ConductorOptions& opt_;
   std::map<Endpoint, Observed> observed_;
+  std::map<int, Observed> srq_observed_;
   int repetition_ = 0;  // the cycle repetition being replayed (0: the prefix)
   Outcome out_;
 };

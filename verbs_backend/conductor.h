@@ -40,6 +40,7 @@ struct PlannedOp {
   Endpoint ep;
   int number = 0;
   std::string name;
+  std::string refused;            // the model has the device refuse this call: the error it names ("" = succeeds)
   std::string text() const;       // "post_recv(ACTIVE, 2)", "connect(ACTIVE[1], 7, 1, 1)"
 };
 

@@ -322,6 +322,32 @@ TEST_CASE("explicit CM setup: resolution events are the endpoint's; a connect be
   CHECK(d.observed == "rdma_resolve_route: Invalid argument (errno 22): ACTIVE: address not resolved");
 }
 
+TEST_CASE("a call the model refuses must fail on the device: siw refuses a connect with no listener, rxe does not") {
+  // rdma_connect before the listener exists: the library's connect_refused on iWARP (ECONNREFUSED); on IB the REQ
+  // is answered with a REJ instead, so a trace that marks the call refused diverges there.
+  std::vector<std::vector<trace::ReplayStep>> ops = {
+      {{"create_id", {"ACTIVE"}}, {"resolve_addr", {"ACTIVE"}}},
+      {{"get_cm_event", {"ACTIVE", "RDMA_CM_EVENT_ADDR_RESOLVED"}}, {"resolve_route", {"ACTIVE"}}},
+      {{"get_cm_event", {"ACTIVE", "RDMA_CM_EVENT_ROUTE_RESOLVED"}}, {"create_qp", {"ACTIVE"}}},
+      {{"connect", {"ACTIVE", "7", "1", "1"}, "ECONNREFUSED: no listener"}},
+      {{"listen", {}}}};
+  Outcome iw = run(make_ops("holds", ops), FakeDevice::Transport::kIWARP);
+  CHECK(iw.verdict == Verdict::kNotReproduced);
+  REQUIRE(iw.log.size() >= 7);
+  CHECK(iw.log[6].op == "connect(ACTIVE, 7, 1, 1)");
+  CHECK(iw.log[6].expected == "an error (ECONNREFUSED: no listener)");
+  CHECK(iw.log[6].match);
+  Outcome ib = run(make_ops("holds", ops), FakeDevice::Transport::kIB);
+  CHECK(ib.verdict == Verdict::kDiverged);
+  CHECK(ib.step == 4);
+  CHECK(decided(ib) == "an error (ECONNREFUSED: no listener) | ok");
+  // unmarked, the same call fails on siw where the model lets it pass
+  ops[3][0].refused.clear();
+  Outcome plain = run(make_ops("holds", ops), FakeDevice::Transport::kIWARP);
+  CHECK(plain.verdict == Verdict::kDiverged);
+  CHECK(plain.step == 4);
+}
+
 TEST_CASE("plain-verbs attributes travel as modify_qp's arguments; a bad value is a plan error") {
   Plan p = make_plan(make_ops("holds", {{{"ibv_create_qp", {"ACTIVE"}},
                                          {"modify_qp", {"ACTIVE", "IBV_QPS_RTS", "2", "3", "6", "4"}}}}));

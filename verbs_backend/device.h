@@ -119,6 +119,10 @@ class Device {
   virtual Status accept(Endpoint e, const ConnParam& param) = 0;
   virtual Status reject(Endpoint e) = 0;
   virtual Status disconnect(Endpoint e) = 0;
+  // rdma_notify(id, IBV_EVENT_COMM_EST) on e's cm_id (rdma_notify.3).
+  virtual Status notify(Endpoint e) = 0;
+  // ibv_modify_srq with IBV_SRQ_LIMIT = limit (ibv_modify_srq.3: arms IBV_EVENT_SRQ_LIMIT_REACHED; 0 disarms).
+  virtual Status modify_srq(int srq, int limit) = 0;
   // Waits up to `timeout` for e's next CM event (acknowledged at once); *event is "RDMA_CM_EVENT_<NAME>", with
   // " (status N)" when the event carries a nonzero status, or nullopt when the timeout passed first.
   virtual Status next_cm_event(Endpoint e, Millis timeout, std::optional<std::string>* event) = 0;
@@ -126,6 +130,11 @@ class Device {
   // IBV_WC_WR_FLUSH_ERR included: the caller decides.
   virtual Status next_send_completion(Endpoint e, Millis timeout, std::optional<Completion>* wc) = 0;
   virtual Status next_recv_completion(Endpoint e, Millis timeout, std::optional<Completion>* wc) = 0;
+  // Waits up to `timeout` for e's next async event (ibv_get_async_event + ibv_ack_async_event; acknowledged at once):
+  // *event is "IBV_EVENT_<NAME>", or nullopt on timeout. The device's one async fd is shared: an event of a QP or a
+  // CQ goes to the endpoint that owns it, a port or device event to every endpoint, an SRQ's to next_srq_event.
+  virtual Status next_async_event(Endpoint e, Millis timeout, std::optional<std::string>* event) = 0;
+  virtual Status next_srq_event(int srq, Millis timeout, std::optional<std::string>* event) = 0;
   // The device's port counters by name (rdma_device: /sys/class/infiniband/DEV/ports/1/hw_counters, e.g. rxe's
   // rcvd_rnr_err, the RNR NAKs its requesters received; rxe_hw_counters.c), for a lasso's report; empty when the
   // device has none (siw). Never fails: a counter that cannot be read is left out.

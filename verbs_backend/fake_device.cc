@@ -373,6 +373,10 @@ void FakeDevice::deliver() {
       int* pool = r.srq >= 0 ? &srqs_[r.srq] : &r.recvs;
       if (*pool > 0) {
         --*pool;
+        if (r.srq >= 0 && srq_limits_[r.srq] > 0 && *pool < srq_limits_[r.srq]) {
+          srq_limits_[r.srq] = 0;  // ibv_modify_srq.3: raised once, then disarmed
+          srq_events_[r.srq].push_back("IBV_EVENT_SRQ_LIMIT_REACHED");
+        }
         s.sq.pop_front();
         r.recv_wcs.push_back(wc(kSuccess, "IBV_WC_RECV", r.srq));
         s.send_wcs.push_back(wc(kSuccess, opcode));
@@ -458,5 +462,42 @@ Status FakeDevice::next_recv_completion(Endpoint e, Millis, std::optional<Comple
 }
 
 std::map<std::string, uint64_t> FakeDevice::counters() { return {{"rcvd_rnr_err", rnr_naks_}}; }
+
+Status FakeDevice::notify(Endpoint e) {
+  Status st;
+  if (injected("rdma_notify", &st)) return st;
+  Side& s = side(e);
+  // rdma_notify.3: for a connection the CM has not established yet; elsewhere EINVAL (cma.c rdma_notify).
+  if (s.cm == Cm::kNone || s.cm == Cm::kDone) return fail("rdma_notify", EINVAL, "no cm_id");
+  return st;
+}
+
+Status FakeDevice::modify_srq(int srq, int limit) {
+  Status st;
+  if (injected("ibv_modify_srq", &st)) return st;
+  if (!srqs_.count(srq)) return fail("ibv_modify_srq", EINVAL, "no such SRQ");
+  srq_limits_[srq] = limit;
+  return st;
+}
+
+Status FakeDevice::next_async_event(Endpoint e, Millis, std::optional<std::string>* event) {
+  Side& s = side(e);
+  event->reset();
+  if (!s.async.empty()) {
+    *event = s.async.front();
+    s.async.pop_front();
+  }
+  return Status::success();
+}
+
+Status FakeDevice::next_srq_event(int srq, Millis, std::optional<std::string>* event) {
+  event->reset();
+  std::deque<std::string>& q = srq_events_[srq];
+  if (!q.empty()) {
+    *event = q.front();
+    q.pop_front();
+  }
+  return Status::success();
+}
 
 }  // namespace qpcheck::verbs

@@ -27,6 +27,8 @@
 //    rdma_disconnect), then TIMEWAIT_EXIT on both; iWARP: DISCONNECTED on both at once. destroy_id: no more events;
 //    a connected id's peer gets DISCONNECTED. As measured on siw: rdma_connect with no listener fails
 //    (ECONNREFUSED), a Send posted after the close fails (ENOTCONN) instead of flushing.
+//  - Async events: an armed SRQ limit (modify_srq) raises IBV_EVENT_SRQ_LIMIT_REACHED once, when a Send's receive
+//    leaves fewer WRs on the SRQ than the limit; nothing else raises one here.
 // Waits never block: nothing pending means a timeout at once.
 #pragma once
 
@@ -69,6 +71,10 @@ class FakeDevice : public Device {
   Status accept(Endpoint e, const ConnParam& param) override;
   Status reject(Endpoint e) override;
   Status disconnect(Endpoint e) override;
+  Status notify(Endpoint e) override;
+  Status modify_srq(int srq, int limit) override;
+  Status next_async_event(Endpoint e, Millis timeout, std::optional<std::string>* event) override;
+  Status next_srq_event(int srq, Millis timeout, std::optional<std::string>* event) override;
   Status next_cm_event(Endpoint e, Millis timeout, std::optional<std::string>* event) override;
   Status next_send_completion(Endpoint e, Millis timeout, std::optional<Completion>* wc) override;
   Status next_recv_completion(Endpoint e, Millis timeout, std::optional<Completion>* wc) override;
@@ -96,6 +102,7 @@ class FakeDevice : public Device {
     bool cqs = false;             // has its CQs (from its first QP on)
     std::deque<std::string> events;
     std::deque<Completion> send_wcs, recv_wcs;
+    std::deque<std::string> async;  // async events (the fake device raises none of its own yet)
   };
   Side& side(Endpoint e) { return sides_[e]; }
   bool injected(const char* api, Status* st);
@@ -110,6 +117,8 @@ class FakeDevice : public Device {
   bool listening_ = false;
   std::map<Endpoint, Side> sides_;
   std::map<int, int> srqs_;      // SRQ -> receive WRs posted on it
+  std::map<int, int> srq_limits_;  // SRQ -> armed srq_limit (0: not armed)
+  std::map<int, std::deque<std::string>> srq_events_;
   uint64_t rnr_naks_ = 0;
 };
 

@@ -120,12 +120,14 @@ struct EndpointRes {
   std::optional<QpState> state;          // the state this device last moved the QP to (plain QPs: always known)
   int srq = -1;
   std::deque<std::string> pending;       // CM events routed to this endpoint before it asked for them
+  std::deque<std::string> async;         // async events of its QP, its CQs, the port and the device
   std::map<uint64_t, std::string> send_wrs;  // wr_id -> IBV_WC_* opcode of the WR posted under it
   int next_slot = 0;
   uint64_t next_wr_id = 1;
 };
 
 struct SrqRes {
+  std::deque<std::string> async;         // the SRQ's async events
   std::vector<char> buffer = std::vector<char>(kSlots * kSlotBytes);
   MrHandle mr;
   SrqHandle srq;
@@ -172,6 +174,11 @@ class RdmaDevice : public Device {
     ibv_port_attr port{};
     if (int rc = ibv_query_port(ctx_, 1, &port)) return fail("ibv_query_port", rc, "port 1");
     port_ = port;
+    // The context's async fd, non-blocking: next_async_event polls it and routes each event (async_route).
+    int flags = fcntl(ctx_->async_fd, F_GETFL);
+    if (flags < 0 || fcntl(ctx_->async_fd, F_SETFL, flags | O_NONBLOCK) < 0) {
+      return fail("fcntl", errno, "async_fd O_NONBLOCK");
+    }
     // The listener is bound now (its port is where every active endpoint resolves to); it listens at listen().
     rdma_cm_id* id = nullptr;
     if (rdma_create_id(listen_channel_.get(), &id, nullptr, RDMA_PS_TCP)) return rdma_fail("rdma_create_id", "listener");
@@ -497,6 +504,36 @@ class RdmaDevice : public Device {
     }
   }
 
+  Status notify(Endpoint e) override {
+    rdma_cm_id* id = cm_id(e);
+    if (!id) return no_id("rdma_notify", e);
+    if (rdma_notify(id, IBV_EVENT_COMM_EST)) return rdma_fail("rdma_notify");
+    return Status::success();
+  }
+
+  Status modify_srq(int srq, int limit) override {
+    auto it = srqs_.find(srq);
+    if (it == srqs_.end() || !it->second.srq) return fail("ibv_modify_srq", EINVAL, fmt::format("no SRQ {}", srq));
+    ibv_srq_attr attr{};
+    attr.srq_limit = static_cast<uint32_t>(limit);
+    if (int rc = ibv_modify_srq(it->second.srq.get(), &attr, IBV_SRQ_LIMIT)) return fail("ibv_modify_srq", rc);
+    return Status::success();
+  }
+
+  Status next_async_event(Endpoint e, Millis timeout, std::optional<std::string>* out) override {
+    return next_async([this, e]() -> std::deque<std::string>* {
+      EndpointRes* ep = find(e);
+      return ep ? &ep->async : nullptr;
+    }, timeout, out);
+  }
+
+  Status next_srq_event(int srq, Millis timeout, std::optional<std::string>* out) override {
+    return next_async([this, srq]() -> std::deque<std::string>* {
+      auto it = srqs_.find(srq);
+      return it == srqs_.end() ? nullptr : &it->second.async;
+    }, timeout, out);
+  }
+
   Status next_send_completion(Endpoint e, Millis timeout, std::optional<Completion>* wc) override {
     EndpointRes* ep = find(e);
     return poll(ep, ep ? ep->send_cq.get() : nullptr, true, timeout, wc);
@@ -522,6 +559,84 @@ class RdmaDevice : public Device {
                                                     : e.text() + " has no cm_id (rdma_create_id not called)");
   }
   int ms() const { return static_cast<int>(timeout_.count()); }
+
+  // Waits up to `timeout` for the queue `queue()` returns to have an event, reading the context's async fd meanwhile.
+  template <typename Queue>
+  Status next_async(Queue queue, Millis timeout, std::optional<std::string>* out) {
+    out->reset();
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (bool first = true;; first = false) {
+      if (std::deque<std::string>* q = queue(); q && !q->empty()) {
+        *out = q->front();
+        q->pop_front();
+        return Status::success();
+      }
+      auto left = std::chrono::duration_cast<Millis>(deadline - std::chrono::steady_clock::now());
+      if (!first && left.count() <= 0) return Status::success();
+      pollfd fd{ctx_->async_fd, POLLIN, 0};
+      int n = ::poll(&fd, 1, static_cast<int>(std::max(left, Millis(0)).count()));
+      if (n < 0 && errno != EINTR) return fail("poll", errno, "async_fd");
+      for (;;) {
+        ibv_async_event ev{};
+        if (ibv_get_async_event(ctx_, &ev)) {
+          if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+          return fail("ibv_get_async_event", errno);
+        }
+        async_route(ev);
+        ibv_ack_async_event(&ev);
+      }
+      if (n == 0 && left.count() <= 0) return Status::success();
+    }
+  }
+
+  // An async event goes to the endpoint whose QP or CQ it names, to the SRQ it names, or (a port or device event)
+  // to every endpoint; an event of an object no endpoint owns any more is dropped.
+  void async_route(const ibv_async_event& ev) {
+    std::string name;
+    for (std::string_view n : kAsyncEventNames) {
+      if (async_event_value(n) == ev.event_type) name = n;
+    }
+    if (name.empty()) name = fmt::format("IBV_EVENT_{}", static_cast<int>(ev.event_type));
+    switch (ev.event_type) {
+      case IBV_EVENT_QP_FATAL: case IBV_EVENT_QP_REQ_ERR: case IBV_EVENT_QP_ACCESS_ERR: case IBV_EVENT_COMM_EST:
+      case IBV_EVENT_SQ_DRAINED: case IBV_EVENT_PATH_MIG: case IBV_EVENT_PATH_MIG_ERR:
+      case IBV_EVENT_QP_LAST_WQE_REACHED:
+        for (auto& [e, ep] : endpoints_) {
+          if (ep.qp.qp && ep.qp.qp == ev.element.qp) ep.async.push_back(name);
+        }
+        return;
+      case IBV_EVENT_CQ_ERR:
+        for (auto& [e, ep] : endpoints_) {
+          if (ep.send_cq.get() == ev.element.cq || ep.recv_cq.get() == ev.element.cq) ep.async.push_back(name);
+        }
+        return;
+      case IBV_EVENT_SRQ_ERR: case IBV_EVENT_SRQ_LIMIT_REACHED:
+        for (auto& [s, r] : srqs_) {
+          if (r.srq.get() == ev.element.srq) r.async.push_back(name);
+        }
+        return;
+      default:
+        for (auto& [e, ep] : endpoints_) ep.async.push_back(name);
+        return;
+    }
+  }
+
+  static int async_event_value(std::string_view n) {
+    static const std::map<std::string_view, int> values{
+        {"IBV_EVENT_CQ_ERR", IBV_EVENT_CQ_ERR}, {"IBV_EVENT_QP_FATAL", IBV_EVENT_QP_FATAL},
+        {"IBV_EVENT_QP_REQ_ERR", IBV_EVENT_QP_REQ_ERR}, {"IBV_EVENT_QP_ACCESS_ERR", IBV_EVENT_QP_ACCESS_ERR},
+        {"IBV_EVENT_COMM_EST", IBV_EVENT_COMM_EST}, {"IBV_EVENT_SQ_DRAINED", IBV_EVENT_SQ_DRAINED},
+        {"IBV_EVENT_PATH_MIG", IBV_EVENT_PATH_MIG}, {"IBV_EVENT_PATH_MIG_ERR", IBV_EVENT_PATH_MIG_ERR},
+        {"IBV_EVENT_DEVICE_FATAL", IBV_EVENT_DEVICE_FATAL}, {"IBV_EVENT_PORT_ACTIVE", IBV_EVENT_PORT_ACTIVE},
+        {"IBV_EVENT_PORT_ERR", IBV_EVENT_PORT_ERR}, {"IBV_EVENT_LID_CHANGE", IBV_EVENT_LID_CHANGE},
+        {"IBV_EVENT_PKEY_CHANGE", IBV_EVENT_PKEY_CHANGE}, {"IBV_EVENT_SM_CHANGE", IBV_EVENT_SM_CHANGE},
+        {"IBV_EVENT_SRQ_ERR", IBV_EVENT_SRQ_ERR}, {"IBV_EVENT_SRQ_LIMIT_REACHED", IBV_EVENT_SRQ_LIMIT_REACHED},
+        {"IBV_EVENT_QP_LAST_WQE_REACHED", IBV_EVENT_QP_LAST_WQE_REACHED},
+        {"IBV_EVENT_CLIENT_REREGISTER", IBV_EVENT_CLIENT_REREGISTER},
+        {"IBV_EVENT_GID_CHANGE", IBV_EVENT_GID_CHANGE}, {"IBV_EVENT_WQ_FATAL", IBV_EVENT_WQ_FATAL}};
+    auto it = values.find(n);
+    return it == values.end() ? -1 : it->second;
+  }
 
   static Status nonblocking(rdma_event_channel* ch) {
     int flags = fcntl(ch->fd, F_GETFL);

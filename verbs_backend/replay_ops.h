@@ -44,6 +44,12 @@ enum class ReplayOpId : int {
   kExpectRecv,
   kExpectNoCompletion,
   kExpectSrqRecv,
+  kGetAsyncEvent,
+  kGetSrqEvent,
+  kModifySrq,
+  kNotify,
+  kExpectAsyncEvent,
+  kExpectSrqEvent,
 };
 
 using lang::ReplayArg;
@@ -51,7 +57,7 @@ using lang::ReplayArg;
 constexpr int op(ReplayOpId id) { return static_cast<int>(id); }
 constexpr ReplayOpId op_id(const lang::ReplayOpSpec& spec) { return static_cast<ReplayOpId>(spec.id); }
 
-inline constexpr std::array<lang::ReplayOpSpec, 33> kReplayOps{{
+inline constexpr std::array<lang::ReplayOpSpec, 39> kReplayOps{{
     // connection manager (librdmacm)
     {"create_id", op(ReplayOpId::kCreateId), true, {ReplayArg::kEndpoint}, 1,
      "rdma_create_id for an active endpoint (without it, the conductor creates and resolves every active endpoint "
@@ -82,6 +88,8 @@ inline constexpr std::array<lang::ReplayOpSpec, 33> kReplayOps{{
     {"destroy_id", op(ReplayOpId::kDestroyId), true, {ReplayArg::kEndpoint}, 1, "rdma_destroy_id"},
     {"get_cm_event", op(ReplayOpId::kGetCmEvent), true, {ReplayArg::kEndpoint, ReplayArg::kCmEvent}, 2,
      "the ULP retrieves the endpoint's next CM event, which must be EVENT (rdma_get_cm_event + rdma_ack_cm_event)"},
+    {"notify", op(ReplayOpId::kNotify), true, {ReplayArg::kEndpoint}, 1,
+     "rdma_notify(id, IBV_EVENT_COMM_EST): the passive cm_id is established now (rdma_notify.3)"},
     // verbs (libibverbs)
     {"ibv_create_qp", op(ReplayOpId::kIbvCreateQp), true, {ReplayArg::kEndpoint}, 1,
      "ibv_create_qp of an RC QP (RESET) without a cm_id"},
@@ -97,6 +105,13 @@ inline constexpr std::array<lang::ReplayOpSpec, 33> kReplayOps{{
     {"create_srq", op(ReplayOpId::kCreateSrq), true, {ReplayArg::kSrq}, 1, "ibv_create_srq"},
     {"post_srq_recv", op(ReplayOpId::kPostSrqRecv), true, {ReplayArg::kSrq, ReplayArg::kCount}, 2,
      "ibv_post_srq_recv of COUNT receive WRs"},
+    {"modify_srq", op(ReplayOpId::kModifySrq), true, {ReplayArg::kSrq, ReplayArg::kLimit}, 2,
+     "ibv_modify_srq with IBV_SRQ_LIMIT = LIMIT: arms IBV_EVENT_SRQ_LIMIT_REACHED (0 disarms)"},
+    {"get_async_event", op(ReplayOpId::kGetAsyncEvent), true, {ReplayArg::kEndpoint, ReplayArg::kAsyncEvent}, 2,
+     "the ULP takes the endpoint's next async event (ibv_get_async_event + ibv_ack_async_event: an event of its QP, "
+     "its CQs, its port or its device), which must be EVENT"},
+    {"get_srq_event", op(ReplayOpId::kGetSrqEvent), true, {ReplayArg::kSrq, ReplayArg::kAsyncEvent}, 2,
+     "the ULP takes the SRQ's next async event (ibv_get_async_event, element srq), which must be EVENT"},
     {"post_recv", op(ReplayOpId::kPostRecv), true, {ReplayArg::kEndpoint, ReplayArg::kCount}, 2,
      "ibv_post_recv of COUNT receive WRs"},
     {"post_send", op(ReplayOpId::kPostSend), true, {ReplayArg::kEndpoint}, 1,
@@ -130,6 +145,10 @@ inline constexpr std::array<lang::ReplayOpSpec, 33> kReplayOps{{
     {"expect_srq_recv", op(ReplayOpId::kExpectSrqRecv), false, {ReplayArg::kSrq, ReplayArg::kEndpoint}, 2,
      "a Send to the endpoint consumed one of the SRQ's receive WRs: a successful completion on the endpoint's "
      "receive CQ"},
+    {"expect_async_event", op(ReplayOpId::kExpectAsyncEvent), false, {ReplayArg::kEndpoint, ReplayArg::kAsyncEvent},
+     2, "the device raises EVENT on the endpoint's QP, CQ, port or device next (its async fd)"},
+    {"expect_srq_event", op(ReplayOpId::kExpectSrqEvent), false, {ReplayArg::kSrq, ReplayArg::kAsyncEvent}, 2,
+     "the device raises EVENT on the SRQ next"},
 }};
 
 // enum rdma_cm_event_type (rdma_cma.h), without the RDMA_CM_EVENT_ prefix.
@@ -158,6 +177,16 @@ inline constexpr std::array<std::string_view, 3> kWrOpcodeNames{"IBV_WR_SEND", "
 
 // enum ibv_qp_state (verbs.h) without the IBV_QPS_ prefix, in value order.
 inline constexpr std::array<std::string_view, 7> kQpStateNames{"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR"};
+
+// enum ibv_event_type (verbs.h), as its constants are spelled.
+inline constexpr std::array<std::string_view, 20> kAsyncEventNames{
+    "IBV_EVENT_CQ_ERR",          "IBV_EVENT_QP_FATAL",          "IBV_EVENT_QP_REQ_ERR",
+    "IBV_EVENT_QP_ACCESS_ERR",   "IBV_EVENT_COMM_EST",          "IBV_EVENT_SQ_DRAINED",
+    "IBV_EVENT_PATH_MIG",        "IBV_EVENT_PATH_MIG_ERR",      "IBV_EVENT_DEVICE_FATAL",
+    "IBV_EVENT_PORT_ACTIVE",     "IBV_EVENT_PORT_ERR",          "IBV_EVENT_LID_CHANGE",
+    "IBV_EVENT_PKEY_CHANGE",     "IBV_EVENT_SM_CHANGE",         "IBV_EVENT_SRQ_ERR",
+    "IBV_EVENT_SRQ_LIMIT_REACHED", "IBV_EVENT_QP_LAST_WQE_REACHED", "IBV_EVENT_CLIENT_REREGISTER",
+    "IBV_EVENT_GID_CHANGE",      "IBV_EVENT_WQ_FATAL"};
 
 // The vocabulary as the type checker takes it (lang::typecheck): kReplayOps and the name lists above.
 const lang::ReplayVocabulary& replay_vocabulary();

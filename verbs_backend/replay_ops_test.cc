@@ -18,10 +18,13 @@ TEST_CASE("replay_ops: one id per operation name, every id used, and the vocabul
     if (fresh) CHECK_MESSAGE(ids.insert(op.id).second, "two operations share id ", op.id);
     CHECK(replay_vocabulary().find(op.name, op.arity) == &op);
   }
-  // The ids are exactly ReplayOpId's enumerators 0..kExpectSrqRecv, each named by the table.
-  CHECK(ids.size() == static_cast<size_t>(op(ReplayOpId::kExpectSrqRecv)) + 1);
+  // The ids are exactly ReplayOpId's enumerators 0..kExpectSrqEvent, each named by the table.
+  CHECK(ids.size() == static_cast<size_t>(op(ReplayOpId::kExpectSrqEvent)) + 1);
   CHECK(*ids.begin() == 0);
-  CHECK(*ids.rbegin() == op(ReplayOpId::kExpectSrqRecv));
+  CHECK(*ids.rbegin() == op(ReplayOpId::kExpectSrqEvent));
+  CHECK(id_of.at("get_async_event") == op(ReplayOpId::kGetAsyncEvent));
+  CHECK(replay_vocabulary().known(lang::ReplayArg::kAsyncEvent, "IBV_EVENT_QP_LAST_WQE_REACHED"));
+  CHECK(!replay_vocabulary().known(lang::ReplayArg::kAsyncEvent, "QP_LAST_WQE_REACHED"));
   CHECK(id_of.at("connect") == op(ReplayOpId::kConnect));
   CHECK(id_of.at("expect_no_completion") == op(ReplayOpId::kExpectNoCompletion));
   CHECK(replay_vocabulary().find("connect", 3) == nullptr);

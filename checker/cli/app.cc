@@ -123,8 +123,10 @@ std::vector<HelpSection> help_sections(const std::string& sub) {
                         {E::kDeviates, "DEVIATES: at event k no run of the spec does what the program did"},
                         {E::kConformInconclusive, "INCONCLUSIVE: --max-states, --time-limit or an interrupt ended "
                                                   "the check first"},
-                        {E::kConformViolates, "VIOLATES: the run is the spec's up to a call that failed where the "
-                                              "spec's step fails a property"},
+                        {E::kConformViolates, "VIOLATES: the run is the spec's up to a call whose step in the spec "
+                                              "fails a property"},
+                        {E::kConformPrefix, "PREFIX: logs of a killed program end inside a step of the spec (a "
+                                            "prefix of its run)"},
                         {E::kInvalidSpec, "invalid spec"},
                         {E::kUsage, "usage, or a log that is not a valid call log (file:line and the field)"},
                         {E::kInternal, "internal error"}}),

@@ -37,12 +37,18 @@ std::string op_text(const std::string& op, const std::vector<std::string>& args)
   return s + ")";
 }
 
+// An operation the spec allows, marked when the spec has the device refuse it ("connect(...) (refused)").
+std::string op_text(const trace::ReplayStep& s) {
+  return op_text(s.op, s.args) + (s.refused.empty() ? "" : " (refused)");
+}
+
 const char* verdict_name(ConformResult::Verdict v) {
   switch (v) {
     case ConformResult::Verdict::kConforms: return "CONFORMS";
     case ConformResult::Verdict::kDeviates: return "DEVIATES";
     case ConformResult::Verdict::kViolates: return "VIOLATES";
     case ConformResult::Verdict::kInconclusive: return "INCONCLUSIVE";
+    case ConformResult::Verdict::kPrefix: return "PREFIX";
   }
   return "?";
 }
@@ -63,6 +69,7 @@ int exit_of(ConformResult::Verdict v) {
     case ConformResult::Verdict::kDeviates: return code(ExitCode::kDeviates);
     case ConformResult::Verdict::kViolates: return code(ExitCode::kConformViolates);
     case ConformResult::Verdict::kInconclusive: return code(ExitCode::kConformInconclusive);
+    case ConformResult::Verdict::kPrefix: return code(ExitCode::kConformPrefix);
   }
   return code(ExitCode::kInternal);
 }
@@ -145,7 +152,7 @@ trace::Trace run_picture(model::ModelSystem& system, const ConformResult& r, con
       t.title = fmt::format("{}: the recorded run DEVIATES at event {}", spec, r.event + 1);
       std::string allowed;
       for (const conform::Allowed& a : r.allowed) {
-        for (const trace::ReplayStep& s : a.ops) allowed += (allowed.empty() ? "" : ", ") + op_text(s.op, s.args);
+        for (const trace::ReplayStep& s : a.ops) allowed += (allowed.empty() ? "" : ", ") + op_text(s);
       }
       t.message = r.event < obs.size()
                       ? fmt::format("DEVIATES at {}: {}; the spec allowed: {}", observation_text(obs, r.event),
@@ -156,6 +163,10 @@ trace::Trace run_picture(model::ModelSystem& system, const ConformResult& r, con
     case ConformResult::Verdict::kInconclusive:
       t.title = fmt::format("{}: INCONCLUSIVE: {} (matched {} of {} observations)", spec, limit_text(r.limit), r.event,
                             obs.size());
+      break;
+    case ConformResult::Verdict::kPrefix:
+      t.title = fmt::format("{}: the recorded run is a PREFIX of a run of the spec, cut inside its last step ({} of its "
+                            "{} calls made)", spec, r.cut_ops, r.step_ops);
       break;
   }
   return t;
@@ -342,7 +353,9 @@ int run_conform(const ConformOptions& opt, std::ostream& out, std::ostream& err)
     for (const auto& [k, v] : m.params) j["params"].push_back(json{{"name", k}, {"value", v}});
     j["verdict"] = verdict_name(r.verdict);
     // 1-based; CONFORMS: the number of observations; a deviation at the end of the log: one past the last
-    j["event"] = r.verdict == ConformResult::Verdict::kConforms ? r.event : r.event + 1;
+    const bool all = r.verdict == ConformResult::Verdict::kConforms || r.verdict == ConformResult::Verdict::kPrefix;
+    j["event"] = all ? r.event : r.event + 1;
+    if (r.verdict == ConformResult::Verdict::kPrefix) j["cut"] = json{{"made", r.cut_ops}, {"of", r.step_ops}};
     if (r.event < obs.size()) j["observed"] = observation_json(obs[r.event], r.event);
     if (r.verdict == ConformResult::Verdict::kViolates) {
       j["property"] = r.violation->property;
@@ -353,7 +366,7 @@ int run_conform(const ConformOptions& opt, std::ostream& out, std::ostream& err)
     j["allowed"] = json::array();
     for (const conform::Allowed& a : r.allowed) {
       json ops_j = json::array();
-      for (const trace::ReplayStep& s : a.ops) ops_j.push_back(op_text(s.op, s.args));
+      for (const trace::ReplayStep& s : a.ops) ops_j.push_back(op_text(s));
       trace::SourceRef at = trace::source_ref(sources, a.span);
       j["allowed"].push_back(json{{"actor", a.actor},
                                   {"ops", ops_j},
@@ -418,7 +431,7 @@ int run_conform(const ConformOptions& opt, std::ostream& out, std::ostream& err)
       out << (r.allowed.empty() ? "  the spec allows no further call there\n" : "  the spec allowed there:\n");
       for (const conform::Allowed& a : r.allowed) {
         std::string ops_text;
-        for (const trace::ReplayStep& s : a.ops) ops_text += (ops_text.empty() ? "" : ", ") + op_text(s.op, s.args);
+        for (const trace::ReplayStep& s : a.ops) ops_text += (ops_text.empty() ? "" : ", ") + op_text(s);
         trace::SourceRef at = trace::source_ref(sources, a.span);
         out << fmt::format("    {:<12} {}{}   {}:{}: {}\n", a.actor, ops_text, a.fails.empty() ? "" : " (fails " + a.fails + ")",
                            at.file, at.line, trace::printable(at.text, 120));
@@ -427,6 +440,12 @@ int run_conform(const ConformOptions& opt, std::ostream& out, std::ostream& err)
     case ConformResult::Verdict::kInconclusive:
       out << fmt::format("INCONCLUSIVE: {} (matched {} of {} observations)\n", limit_text(r.limit), r.event,
                          obs.size());
+      break;
+    case ConformResult::Verdict::kPrefix:
+      out << fmt::format("PREFIX: the log ends without its trailer inside a step of the spec: all {} observations are "
+                         "steps of the spec, the last {} of them the first {} of the {} calls of its last step (the "
+                         "program stopped before it made the rest)\n",
+                         obs.size(), r.cut_ops, r.cut_ops, r.step_ops);
       break;
   }
   out << fmt::format("the spec's run ({} steps: {} observed, {} hidden):\n", steps.size(),

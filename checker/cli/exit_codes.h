@@ -20,6 +20,7 @@ enum class ExitCode : int {
   kDeviates = 21,     // conform: at a named event, no run of the spec does what the program did
   kConformInconclusive = 22,  // conform: a bound (--max-states, --time-limit) or an interrupt ended the check
   kConformViolates = 23,      // conform: the run is the spec's up to a failed call whose step fails a property
+  kConformPrefix = 24,        // conform: a cut-off log (no trailer) ends inside a step of the spec: a prefix of a run
 };
 
 constexpr int code(ExitCode c) { return static_cast<int>(c); }

@@ -193,7 +193,7 @@ TEST_CASE("traces carry the bound replay operations; verify --witness adds a sho
   nlohmann::json w = nlohmann::json::parse(in2);
   CHECK(w["verdict"] == "holds");
   CHECK(!w.contains("violation"));
-  CHECK(w["steps"].size() == 33);
+  CHECK(w["steps"].size() == 39);
   for (const auto& p : w["final"]) CHECK(p["blocked"] == true);  // terminal: nothing enabled
 }
 
@@ -303,7 +303,7 @@ TEST_CASE("the shipped specs of library v2 replay on the fake as on rxe (IB) and
            {"09_plain_verbs_bringup", T::kIB, {}, "NOT REPRODUCED", 0},
            {"09_plain_verbs_bringup", T::kIWARP, {"transport=IWARP"}, "REPRODUCED", 7},
            {"10_drain_before_destroy", T::kIB, {}, "NOT REPRODUCED", 0},
-           {"10_drain_before_destroy", T::kIWARP, {"transport=IWARP"}, "DIVERGED", 26},
+           {"10_drain_before_destroy", T::kIWARP, {"transport=IWARP"}, "DIVERGED", 27},
            {"11_reconnect", T::kIB, {}, "NOT REPRODUCED", 0},
            {"11_reconnect", T::kIWARP, {"transport=IWARP"}, "NOT REPRODUCED", 0},
            {"12_two_clients_srq", T::kIB, {}, "NOT REPRODUCED", 0},
@@ -499,7 +499,7 @@ TEST_CASE("defect 6: steps out of order, misnumbered, truncated, without calls o
     d["steps"].erase(3);
   });
   CHECK(cut3_old.rc == 3);
-  CHECK(has(cut3_old.err, "field 'final[1].at' is \"line 40\", but the steps leave \"server\" at \"line 35\" "
+  CHECK(has(cut3_old.err, "field 'final[1].at' is \"line 42\", but the steps leave \"server\" at \"line 37\" "
                           "(a truncated trace?)"));
   auto null_calls = replay_edited("nullcalls.json", [](nlohmann::json& d) { d["steps"][0]["calls"] = nullptr; });
   CHECK(null_calls.rc == 3);  // create_qp silently dropped before the fix

@@ -84,7 +84,6 @@ class Checker {
         if (layers_[k].nodes.empty()) continue;
         last = k;
         close(k);
-        if (violation_) break;
       }
       finish(r, last, require_end);
     } catch (const Limit& l) {
@@ -139,10 +138,13 @@ class Checker {
     system_.describe(state.data(), action, &calls);
     std::vector<trace::ReplayStep> ops;
     for (const model::CallRecord& c : calls) {
+      size_t before = ops.size();
       for (const model::ReplayOp& op : c.proc->replay) {
         const lang::ReplayOpSpec* spec = vocabulary_.find(op.op, static_cast<int>(op.args.size()));
         if (spec && spec->host) ops.push_back(trace::bind_replay(*c.proc, op, c.args));
       }
+      // A refused call: its last host operation fails on the device.
+      if (!c.refused.empty() && ops.size() > before) ops.back().refused = c.refused;
     }
     return ops;
   }
@@ -163,20 +165,29 @@ class Checker {
           continue;
         }
         bool fits = k + ops.size() <= obs_.size();
-        // A call that failed matches only the last call of a step that fails a property; that call may also have
-        // succeeded (a contract the device does not enforce: rdma_destroy_id with the QP still there).
+        // A call that failed matches an operation the spec refuses (`refuse`), or the last call of a step that fails
+        // a property; that call may also have succeeded (a contract the device does not enforce: rdma_destroy_id
+        // with the QP still there). A refused operation matches only a call that failed.
+        auto outcome = [&](const trace::ReplayStep& op, const Observation& ob, bool last) {
+          if (!op.refused.empty()) return ob.failed;
+          return !ob.failed || (o.failure.has_value() && last);
+        };
         for (size_t j = 0; fits && j < ops.size(); ++j) {
-          bool last = j + 1 == ops.size();
-          fits = matches(ops[j], obs_[k + j]) && (!obs_[k + j].failed || (o.failure && last));
+          fits = matches(ops[j], obs_[k + j]) && outcome(ops[j], obs_[k + j], j + 1 == ops.size());
+        }
+        // A log cut off inside this step: its first operations are the log's last observations.
+        if (!fits && !cut_ && k < obs_.size() && k + ops.size() > obs_.size()) {
+          bool head = true;
+          for (size_t j = 0; head && k + j < obs_.size(); ++j) {
+            head = matches(ops[j], obs_[k + j]) && outcome(ops[j], obs_[k + j], false);
+          }
+          if (head) cut_ = Cut{id, o.action, obs_.size() - k, ops.size()};
         }
         if (fits && o.failure) {
-          // The program made the call the spec forbids: a behaviour of the spec that violates a property.
-          if (!violation_) {
-            violation_ = *o.failure;
-            violation_event_ = k + ops.size() - 1;
-            violation_node_ = id;
-            violation_action_ = o.action;
-          }
+          // The program made the call the spec forbids, if no state of the layer makes it legally (finish): the
+          // first such step for each observation.
+          size_t at = k + ops.size() - 1;
+          if (!violations_.count(at)) violations_.emplace(at, Violated{*o.failure, id, o.action});
           continue;
         }
         if (fits) add(k + ops.size(), Node{std::move(o.next), id, o.action, static_cast<int>(k)});
@@ -232,6 +243,7 @@ class Checker {
         for (const trace::ReplayStep& s : ops) {
           key += "|" + s.op;
           for (const std::string& a : s.args) key += "," + a;
+          if (!s.refused.empty()) key += ",refused";
         }
         if (o.failure) key += "|fails " + o.failure->property;
         if (!seen.insert(key).second) continue;
@@ -243,6 +255,26 @@ class Checker {
   }
 
   void finish(ConformResult& r, size_t last, bool require_end) {
+    // A violation is the verdict only where the legal runs stop: at the observation that no state matched legally.
+    // (A state in which the call fails a property, beside others in which it is legal, is one way the spec could have
+    // gone, not what the program did: a process killed before the call, say.)
+    auto v = violations_.find(last);
+    if (last < obs_.size() && v != violations_.end()) {
+      violation_ = v->second.violation;
+      violation_event_ = v->first;
+      violation_node_ = v->second.node;
+      violation_action_ = v->second.action;
+    }
+    if (!violation_ && last < obs_.size() && !require_end && cut_) {
+      r.verdict = ConformResult::Verdict::kPrefix;
+      r.event = obs_.size();
+      r.cut_ops = cut_->have;
+      r.step_ops = cut_->of;
+      path_to(r, cut_->node);
+      r.path.actions.push_back(cut_->action);
+      r.matched.push_back(static_cast<int>(obs_.size() - cut_->have));
+      return;
+    }
     if (violation_) {
       r.verdict = ConformResult::Verdict::kViolates;
       r.event = violation_event_;
@@ -282,6 +314,19 @@ class Checker {
   ConformLimits limits_;
   std::deque<Node> nodes_;
   std::vector<Layer> layers_;
+  // The first step found whose first operations match the log's last observations (a log cut inside a step).
+  struct Cut {
+    int node;
+    uint32_t action;
+    size_t have, of;
+  };
+  std::optional<Cut> cut_;
+  struct Violated {
+    model::Violation violation;
+    int node;
+    uint32_t action;
+  };
+  std::map<size_t, Violated> violations_;  // per observation: the first step that makes it and fails a property
   std::optional<model::Violation> violation_;
   size_t violation_event_ = 0;
   int violation_node_ = -1;

@@ -8,7 +8,8 @@
 // next observations, in order. Every other step (fabric and CM rules, the device's own observations such as
 // expect_cm_event, process steps without a call) is hidden and may be taken any number of times between two
 // observations. Invariants are not evaluated (that is verify's job); a step that fails a property matches only an
-// observation of a call that failed, and the spec's run ends there.
+// observation of a call that failed (or, as a contract the device does not check, one that succeeded), and the
+// spec's run ends there: VIOLATES when no state consistent with the log makes that call legally.
 #pragma once
 
 #include <atomic>
@@ -41,11 +42,14 @@ struct Allowed {
 };
 
 struct ConformResult {
-  enum class Verdict { kConforms, kDeviates, kViolates, kInconclusive };
+  // kPrefix: logs without their trailer (a program killed) that end inside a step of the spec: every observation is
+  // matched, the last ones by the first operations of a step whose remaining operations were never made (a poll and
+  // the re-post that should follow it): the recorded run is a prefix of a run of the spec, cut inside that step.
+  enum class Verdict { kConforms, kDeviates, kViolates, kInconclusive, kPrefix };
   Verdict verdict = Verdict::kInconclusive;
   // kDeviates: the index of the first observation no run of the spec could take (observations.size() when the log
   // ended where every run of the spec still had to make a call); kViolates: the observation whose step fails a
-  // property; kConforms: observations.size().
+  // property; kConforms and kPrefix: observations.size().
   size_t event = 0;
   std::vector<Allowed> allowed;          // kDeviates: the host steps enabled there, deduplicated
   std::optional<model::Violation> violation;  // kViolates: what the matched step fails
@@ -58,6 +62,9 @@ struct ConformResult {
   // path action i matched first, or -1 for a hidden step.
   model::Path path;
   std::vector<int> matched;
+  // kPrefix: how many of the cut step's operations the log has (the step is the path's last action), and how many it
+  // has in all.
+  size_t cut_ops = 0, step_ops = 0;
   uint64_t states = 0;                   // model states held, over all observations
   uint64_t widest = 0;                   // the largest set of states consistent with one prefix of the log
   double seconds = 0;
@@ -65,7 +72,7 @@ struct ConformResult {
 
 // Checks `observations` against `system` from its initial states. `require_end`: the program ended normally, so the
 // spec's run must be able to end too (every process terminated or at an `end` label, after hidden steps) once every
-// observation is matched. `vocabulary` says which replay operations are host ones. Never throws for a well-formed
+// observation is matched; without it (a log cut off), a log that ends inside a step is kPrefix. `vocabulary` says which replay operations are host ones. Never throws for a well-formed
 // model; a step that cannot be evaluated counts as failing (runtime_error).
 ConformResult check_conformance(model::ModelSystem& system, const lang::ReplayVocabulary& vocabulary,
                                 const std::vector<Observation>& observations, bool require_end,

@@ -24,7 +24,8 @@ struct Observation {
     std::vector<std::string> args;
   };
   std::vector<Form> alternatives;
-  bool failed = false;             // the call returned an error: it matches only a step that fails a property
+  bool failed = false;             // the call returned an error: it matches only a call the spec refuses (`refuse`)
+                                   // or the last call of a step that fails a property
   std::string call;                // the program's call, for reports: "ibv_post_recv"
   std::string source;              // where it was recorded: "client.jsonl:14"
   int64_t t_ns = 0;                // recorded time (CLOCK_MONOTONIC), for reports

@@ -103,9 +103,8 @@ class DistributedSearch : public Searcher {
       for (;;) {
         const uint64_t upto = std::min(end_, next + round_);
         for (auto& o : out_) o.clear();
-        bool deadlocked = false;
-        for (uint64_t local = next; local < upto && !deadlocked; ++local) deadlocked = expand(local);
-        next = deadlocked ? end_ : upto;
+        for (uint64_t local = next; local < upto; ++local) expand(local);
+        next = upto;
         std::vector<uint64_t> in, in_words;
         net_.exchange(out_, in, in_words);
         insert(in);
@@ -123,11 +122,10 @@ class DistributedSearch : public Searcher {
                                                                                             : "max-memory";
           return;
         }
-        if (f[kDeadlock] && decide_found()) return;  // a deadlock at depth d ends the search with its round
         if (!f[kLeft]) break;
       }
-      // A violation at depth d + 1 (a new state's invariant, a failing step from depth d): the layer is complete,
-      // so it is a shortest one.
+      // A deadlock at depth d, or a violation at depth d + 1 (a new state's invariant, a failing step from depth d):
+      // the layer is complete, so it is a shortest one, and the count is one process's.
       if (decide_found()) return;
       // The layer is done: the next one is what its rounds stored.
       begin_ = end_;
@@ -154,7 +152,7 @@ class DistributedSearch : public Searcher {
     }
   }
 
-  // Expands local state `local`; true if it is a deadlock (the round then ends).
+  // Expands local state `local`; true if it is a deadlock (recorded: the search ends with its layer).
   bool expand(uint64_t local) {
     struct Sink : model::SuccessorSink {
       DistributedSearch* self;

@@ -42,8 +42,8 @@ struct Options {
   // thread, and each BFS layer is expanded in rounds with an exchange of successors between the shards (Stern and
   // Dill, CAV 1997; see ShardedSearch in explorer.cc). The state and transition counts, the verdict, the violated
   // property and the counterexample length are those of one thread, and the counterexample is a shortest one; the
-  // state ids, and so which shortest counterexample, depend on T and round_states but not on the run. Exception: a
-  // deadlock ends the search at the end of a round, so the counts at a deadlock depend on T and round_states. Needs
+  // state ids, and so which shortest counterexample, depend on T and round_states but not on the run; a deadlock
+  // finishes its layer like any other violation, so its counts are one thread's too. Needs
   // TransitionSystem::clone() (else sequential); DFS and --por are always sequential.
   int threads = 1;
   // Parallel BFS: states expanded per round and thread, between two exchanges (0 = 32768). Smaller rounds hold fewer

@@ -8,6 +8,7 @@
 #include <exception>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -110,7 +111,8 @@ class PartialSearch : public Searcher, public model::SuccessorSink {
       if (record(inits[i].data())) add(inits[i].data(), kNoState, static_cast<uint32_t>(i));
     }
     uint64_t depth = 0;
-    while (!found_ && !next_ids_.empty()) {
+    std::optional<Found> deadlock;  // a deadlock at depth d finishes its layer (as in every engine) and beats d+1
+    while (!found_ && !deadlock && !next_ids_.empty()) {
       cur_.swap(next_);
       cur_ids_.swap(next_ids_);
       next_.clear();
@@ -127,15 +129,13 @@ class PartialSearch : public Searcher, public model::SuccessorSink {
         int enabled = sys_.successors(buf_.data(), *this);
         if (enabled == 0 && opt_.check_deadlock) {
           std::copy(&cur_[k * words_], &cur_[(k + 1) * words_], buf_.begin());
-          if (!sys_.valid_end(buf_.data())) {
-            found_ = Found{model::deadlock(), current_, kNoState};
-            return;
-          }
+          if (!sys_.valid_end(buf_.data()) && !deadlock) deadlock = Found{model::deadlock(), current_, kNoState};
         }
         if (limit_hit()) return;
       }
       ++depth;
     }
+    if (deadlock) found_ = deadlock;
   }
 
   // The successor of `from` by `action` (each action has at most one).

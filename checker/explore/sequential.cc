@@ -130,7 +130,7 @@ class Search : public Searcher, public model::SuccessorSink {
       store_.load(id, buf_.data());
       bool end = sys_.valid_end(buf_.data());
       if (end && opt_.witness && terminal_ == kNoState) terminal_ = id;
-      if (!end && opt_.check_deadlock) {
+      if (!end && opt_.check_deadlock && !deadlock_) {
         deadlock_ = Found{model::deadlock(), id, kNoState};
       }
     }
@@ -233,7 +233,10 @@ class Search : public Searcher, public model::SuccessorSink {
       if (head == layer_end || head == store_.size()) flush();  // what follows reads the store's size and found_
       if (head >= store_.size()) break;
       if (head == layer_end) {
-        if (found_) return;  // the layer that found it is complete: the counterexample is a shortest one
+        // The layer that found it is complete: the counterexample is a shortest one. A deadlock at depth d beats
+        // anything found at depth d+1; finishing its layer too makes the state count the same in every engine.
+        if (deadlock_) found_ = deadlock_;
+        if (found_) return;
         ++depth;
         layer_end = store_.size();
         if (opt_.limits.max_depth && depth >= opt_.limits.max_depth) {
@@ -245,14 +248,10 @@ class Search : public Searcher, public model::SuccessorSink {
       stats_.depth = depth;
       report_progress([&] { return store_.size() - head; });
       expand(static_cast<uint32_t>(head++));
-      if (deadlock_) {  // depth d beats anything found at depth d+1
-        flush();
-        found_ = deadlock_;
-        return;
-      }
       if (limit_hit()) break;
     }
     flush();
+    if (deadlock_) found_ = deadlock_;
     if (found_ && !limit_.empty()) shortest_known_ = false;
   }
 

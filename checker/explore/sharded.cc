@@ -55,8 +55,8 @@ namespace {
 // the same thread count and round size (and differ from one thread's ids). A violation found while expanding layer d
 // is at depth d+1 (a new state) or a step from depth d, and the layer is finished first, so the counterexample is a
 // shortest one; of several, the first one found in the lowest-numbered shard is reported (a step failure belongs to
-// its source's shard). A deadlock ends the search at the end of its round (a
-// deadlock at depth d beats anything found at d+1): the counts then depend on the thread count and round size.
+// its source's shard). A deadlock finishes its layer too (a deadlock at depth d beats anything found at d+1): the
+// counts are those of one thread.
 class ShardedSearch : public Searcher {
  public:
   // `workers`: T-1 clones of `sys` for threads 1..T-1 (thread 0, the caller, uses `sys`).
@@ -511,9 +511,8 @@ class ShardedSearch : public Searcher {
           store.load(static_cast<uint32_t>(local), me.buf.data());
           bool end_state = me.sys->valid_end(me.buf.data());
           if (end_state && opt_.witness && c.terminal[u] == kNoState) c.terminal[u] = sender.from;
-          if (!end_state && opt_.check_deadlock) {
-            c.deadlock = Found{model::deadlock(), sender.from, kNoState};
-            return;  // the search ends with this round
+          if (!end_state && opt_.check_deadlock && !c.deadlock) {
+            c.deadlock = Found{model::deadlock(), sender.from, kNoState};  // the search ends with its layer
           }
         }
       }
@@ -675,7 +674,6 @@ class ShardedSearch : public Searcher {
         incoming += to[static_cast<size_t>(u)];
         ctl_.reserve = std::max(ctl_.reserve, shards_[u]->store.size() + 2 * shards_[u]->round_new);
       }
-      if (deadlock_) ctl_.stop = true;
       const uint64_t max = opt_.limits.max_states;
       if (max && states() + incoming > max) {  // the limit may be reached: insert here, one shard after another
         total_ = states();
@@ -700,6 +698,7 @@ class ShardedSearch : public Searcher {
     try {
       if (layer_planned()) {  // and expanded and inserted: the layer is done
         bool empty = true;
+        if (deadlock_) { ctl_.stop = true; return; }  // depth d: its layer is complete, it beats depth d+1
         for (const auto& sh : shards_) {
           if (sh->found) { ctl_.stop = true; return; }  // the layer that found it is complete: shortest
           empty = empty && sh->next_begin == sh->store.size();  // the next layer: what this layer's rounds stored

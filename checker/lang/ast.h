@@ -59,7 +59,7 @@ struct TypeExpr {
 
 enum class StmtKind {
   kAssign, kCall, kAwait, kWhen, kIf, kWhile, kChoose, kGoto, kBreak, kSkip, kRequire, kFail, kAssert, kFor,
-  kLabel, kVar,
+  kLabel, kVar, kRefuse,
 };
 
 struct Stmt {
@@ -74,7 +74,7 @@ struct Stmt {
   Ident name;                         // kGoto/kLabel label, kFail/kAssert property, kFor/kVar variable
   bool end_label = false;             // kLabel: `end L:`
   bool has_else = false;
-  std::string message;                // kFail, kAssert
+  std::string message;                // kFail, kAssert, kRefuse
   TypeExpr* type = nullptr;           // kFor domain, kVar type
 };
 
@@ -118,7 +118,7 @@ struct Decl {
   Expr* value = nullptr;              // kParam default, kConst, kVar init, kFn body, kInvariant
   std::vector<Param> params;          // kFn, kProc, kRule
   std::vector<Stmt*> body;            // kProc, kProcess, kRule
-  Expr* guard = nullptr;              // kRule
+  Expr* guard = nullptr;              // kRule; kProcess: the `until` condition (nullptr: none)
   std::string verbs;                  // kProc, kRule: the verbs/CM call or fabric event modelled
   std::vector<ReplayCall> replay;     // kProc: what a replay on a device does for a call (docs/replay.md)
   Ident index;                        // kProcess arrays: the instance variable; kSet: the value

@@ -30,8 +30,9 @@ class ProcessBody {
   ProcessBody(const SourceManager& sources, StepChecker& checker, model::Model& m)
       : sources_(sources), checker_(checker), m_(m) {}
 
-  void compile(const std::vector<const Stmt*>& body, Span end_span, model::ProcessInstance& pi,
-               std::map<std::string, int>& label_pc, std::set<std::string>& never_at, int& end_pc) {
+  void compile(const std::vector<const Stmt*>& body, Span end_span, const model::Expr* until,
+               model::ProcessInstance& pi, std::map<std::string, int>& label_pc, std::set<std::string>& never_at,
+               int& end_pc) {
     std::map<std::string, Span> seen_labels;
     check_labels(body, seen_labels);
     int end = add_node(Node{Node::K::kEnd, end_span});
@@ -66,6 +67,12 @@ class ProcessBody {
       std::vector<model::Edge> edges;
       std::vector<std::vector<const model::Expr*>> ends;
       expand(pc_node[i], conds, visiting, edges, ends);
+      if (until != nullptr) {
+        // `until U`: no step once U holds, and a state where it holds is a valid end wherever the process stands.
+        const model::Expr* not_until = negate(until);
+        for (model::Edge& e : edges) e.conds.insert(e.conds.begin(), not_until);
+        ends.push_back({until});
+      }
       for (model::Edge& e : edges) {
         model::Step* st = const_cast<model::Step*>(e.step);
         st->next_pc = pc(step_next_[st]);
@@ -282,8 +289,9 @@ class ProcessBody {
 
 void compile_process_body(const std::vector<const Stmt*>& body, Span end_span, const SourceManager& sources,
                           StepChecker& checker, model::Model& m, model::ProcessInstance& instance,
-                          std::map<std::string, int>& label_pc, std::set<std::string>& never_at, int& end_pc) {
-  ProcessBody(sources, checker, m).compile(body, end_span, instance, label_pc, never_at, end_pc);
+                          const model::Expr* until, std::map<std::string, int>& label_pc,
+                          std::set<std::string>& never_at, int& end_pc) {
+  ProcessBody(sources, checker, m).compile(body, end_span, until, instance, label_pc, never_at, end_pc);
 }
 
 }  // namespace qpcheck::lang

@@ -43,8 +43,11 @@ class StepChecker {
 // test) that is neither the entry nor a goto's target; `end_pc` with the program counter of the process's end, or -1
 // when no run reaches it (a process that loops for ever). Throws SpecError for a duplicate or unknown label, a
 // break outside a loop, a statement a process may not contain, and a loop that can go round without taking a step.
+// `until` (nullptr: none) is the process's `until` condition: every edge also requires its negation, and a state
+// where it holds is a valid end at every program counter (the process has stopped for good).
 void compile_process_body(const std::vector<const Stmt*>& body, Span end_span, const SourceManager& sources,
                           StepChecker& checker, model::Model& m, model::ProcessInstance& instance,
-                          std::map<std::string, int>& label_pc, std::set<std::string>& never_at, int& end_pc);
+                          const model::Expr* until, std::map<std::string, int>& label_pc,
+                          std::set<std::string>& never_at, int& end_pc);
 
 }  // namespace qpcheck::lang

@@ -207,6 +207,10 @@ class Parser {
           d->index_type = type();
           expect(Tok::kRBracket);
         }
+        if (at(Tok::kIdent) && peek().text == "until") {
+          take();
+          d->guard = expr();
+        }
         d->span = join(start, prev_span());
         d->body = block();
         return d;
@@ -617,6 +621,14 @@ class Parser {
       }
       default:
         break;
+    }
+    // `refuse "ERRNO: why";` (a contextual word: `refuse` stays usable as a name)
+    if (at(Tok::kIdent) && peek().text == "refuse" && peek(1).kind == Tok::kString) {
+      take();
+      Stmt* s = ast_.stmt(StmtKind::kRefuse, start);
+      s->message = take().text;
+      expect(Tok::kSemi, "refuse");
+      return finish(s);
     }
     // assignment or call
     Expr* e = postfix();

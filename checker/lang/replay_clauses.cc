@@ -127,6 +127,7 @@ model::ReplayOp check_replay_clause(const ReplayCall& c, const ReplayVocabulary&
       case ReplayArg::kRetry: integer(0, 7, "a conn_param retry count"); break;
       case ReplayArg::kDepth: integer(0, 255, "a conn_param initiator_depth / responder_resources"); break;
       case ReplayArg::kSrq: integer(0, 15, "a shared receive queue"); break;
+      case ReplayArg::kLimit: integer(0, 65535, "an SRQ limit (work requests)"); break;
       case ReplayArg::kCmEvent:
         if (t->kind != TypeKind::kEnum) {
           error(c.args[i]->span, fmt::format("argument {} of '{}' is a CM event: expected an enum, found {}", i + 1,
@@ -152,6 +153,10 @@ model::ReplayOp check_replay_clause(const ReplayCall& c, const ReplayVocabulary&
       case ReplayArg::kQpState:
         named("a QP state", "a QP state (RESET, INIT, RTR, RTS, SQD, SQE, ERR: enum ibv_qp_state)",
               vocabulary.qp_states, false);
+        break;
+      case ReplayArg::kAsyncEvent:
+        named("an async event", "an IBV_EVENT_* async event (verbs.h: enum ibv_event_type)", vocabulary.async_events,
+              false);
         break;
     }
     op.args.push_back(a);

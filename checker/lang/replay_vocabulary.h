@@ -22,6 +22,8 @@ enum class ReplayArg {
   kWcOpcode,  // an enum value, one of ReplayVocabulary::wc_opcodes (IBV_WC_<opcode>)
   kWrOpcode,  // an enum value, one of ReplayVocabulary::wr_opcodes (IBV_WR_<opcode>)
   kQpState,   // an enum value NAME, written "IBV_QPS_NAME"; NAME one of ReplayVocabulary::qp_states
+  kAsyncEvent,  // an enum value, one of ReplayVocabulary::async_events (IBV_EVENT_*)
+  kLimit,     // an integer 0..65535 (an SRQ limit, in work requests; 0 disarms)
 };
 
 // The prefix the trace writer puts before an enum constant of this kind ("" for none).
@@ -46,7 +48,7 @@ struct ReplayOpSpec {
 struct ReplayVocabulary {
   std::span<const ReplayOpSpec> ops;
   // The names an enum argument of each kind may take (without the replay_arg_prefix).
-  std::span<const std::string_view> cm_events, wc_statuses, wc_opcodes, wr_opcodes, qp_states;
+  std::span<const std::string_view> cm_events, wc_statuses, wc_opcodes, wr_opcodes, qp_states, async_events;
 
   // The form of `name` with `arity` arguments, or nullptr.
   const ReplayOpSpec* find(std::string_view name, int arity) const {
@@ -71,6 +73,7 @@ struct ReplayVocabulary {
       case ReplayArg::kWcOpcode: names = wc_opcodes; break;
       case ReplayArg::kWrOpcode: names = wr_opcodes; break;
       case ReplayArg::kQpState: names = qp_states; break;
+      case ReplayArg::kAsyncEvent: names = async_events; break;
       default: return false;
     }
     for (std::string_view n : names) {

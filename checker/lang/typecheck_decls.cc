@@ -394,7 +394,9 @@ void Checker::compile_instance(const Decl* d, ProcessInfo& info, int instance, i
   }
   std::vector<const Stmt*> body(d->body.begin() + first_stmt, d->body.end());
 
-  compile_process_body(body, d->span, sources_, *this, *m_, pi, info.label_pc, info.label_never_at, info.end_pc);
+  const model::Expr* until = d->guard != nullptr ? condition(d->guard, "a process's until condition") : nullptr;
+  compile_process_body(body, d->span, sources_, *this, *m_, pi, until, info.label_pc, info.label_never_at,
+                       info.end_pc);
 }
 
 }  // namespace qpcheck::lang::typecheck_internal

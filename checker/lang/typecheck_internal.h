@@ -161,8 +161,10 @@ class Checker : private StepChecker {
   const TypeExpr* replacement_type(const Decl* d);
   void finish_type_override(const Decl* d);
   // The parameters of an override must be those of the original: same number, same types (names may differ).
-  void bind_override_params(const Decl* d, const std::vector<const Type*>& types, const std::vector<int>& frames,
-                            const char* what, Span original);
+  // Binds them to fresh frames (returned), so that a call of `original` (below) from the override's body cannot
+  // overwrite the override's own parameters.
+  std::vector<int> bind_override_params(const Decl* d, const std::vector<const Type*>& types, const char* what,
+                                        Span original);
   // `override proc`: the imported procedure keeps its identity (every call of it, in any file, runs the new body)
   // and gets this body, and this verbs label and replay clause when given.
   void override_proc(const Decl* d);
@@ -170,6 +172,22 @@ class Checker : private StepChecker {
   // verbs label when given); traces and coverage point at the override.
   void override_rule(const Decl* d);
   void override_invariant(const Decl* d);
+  // Inside the body of `override proc|rule NAME`, `original(ARGS);` runs the declaration being replaced (its body as
+  // it was, under its own parameters; for a rule, without its guard) as a procedure call: the replaced declaration,
+  // made into a procedure on the first such call. Returns nullptr outside an override body.
+  const model::Proc* original_proc(Span at);
+  struct Overriding {
+    std::string what;               // "proc", "rule"
+    std::string name;
+    Span span;                      // the original's
+    std::vector<std::string> param_names;
+    std::vector<int> param_frames;  // the original's frames (its body reads them)
+    std::vector<const Type*> param_types;
+    std::string verbs;
+    std::vector<const model::Stmt*> body;
+    const model::Proc* made = nullptr;
+  };
+  std::optional<Overriding> overriding_;
 
   // ---------------------------------------------------------------- slots (typecheck_slots.cc)
   static constexpr size_t kMaxSlots = 1 << 16;  // scalar slots per state: bounds memory on hostile specs

@@ -76,8 +76,9 @@ void Checker::finish_type_override(const Decl* d) {
   }
 }
 
-void Checker::bind_override_params(const Decl* d, const std::vector<const Type*>& types, const std::vector<int>& frames,
-                                   const char* what, Span original) {
+std::vector<int> Checker::bind_override_params(const Decl* d, const std::vector<const Type*>& types, const char* what,
+                                               Span original) {
+  std::vector<int> frames;
   if (d->params.size() != types.size()) {
     error(d->name.span, fmt::format("override {} '{}' has {} parameter{}; the original at {} has {} (an override "
                                     "keeps the signature)", what, d->name.name, d->params.size(),
@@ -91,8 +92,28 @@ void Checker::bind_override_params(const Decl* d, const std::vector<const Type*>
                                                  d->name.name, model::type_name(t), where(original),
                                                  model::type_name(types[i])));
     }
+    frames.push_back(new_frame());
     names_.bind_local(d->params[i].name, Local{Local::Kind::kFrame, types[i], frames[i], {}});
   }
+  return frames;
+}
+
+const model::Proc* Checker::original_proc(Span at) {
+  if (!overriding_) return nullptr;
+  Overriding& o = *overriding_;
+  if (o.made == nullptr) {
+    model::Proc& p = m_->procs.emplace_back();
+    p.name = o.name;
+    p.verbs = o.verbs;      // no replay clause: the override's step records the replaced declaration's operations once
+    p.span = o.span;
+    p.param_names = o.param_names;
+    p.param_frames = o.param_frames;
+    p.param_types = o.param_types;
+    p.body = o.body;
+    o.made = &p;
+  }
+  (void)at;
+  return o.made;
 }
 
 void Checker::override_proc(const Decl* d) {
@@ -107,12 +128,32 @@ void Checker::override_proc(const Decl* d) {
                                     where(it->second)));
   }
   Names::Scope g(names_);
-  bind_override_params(d, p->param_types, p->param_frames, "proc", p->span);
+  std::vector<int> frames = bind_override_params(d, p->param_types, "proc", p->span);
   target->compiling = true;
   std::vector<model::ReplayOp> replay;
   for (const ReplayCall& c : d->replay) replay.push_back(replay_op(c));
+  overriding_ = Overriding{"proc", p->name, p->span, p->param_names, p->param_frames, p->param_types, p->verbs,
+                           p->body, nullptr};
   std::vector<const model::Stmt*> body = atomic_block(d->body, "a procedure");
+  overriding_.reset();
   target->compiling = false;
+  if (d->replay.empty()) {
+    // The original's replay clause stays; its arguments name the original's parameters: point them at the
+    // override's frames.
+    for (model::ReplayOp& op : p->replay) {
+      for (const model::Expr*& a : op.args) {
+        if (a->op != Op::kFrame) continue;
+        for (size_t k = 0; k < p->param_frames.size() && k < frames.size(); ++k) {
+          if (p->param_frames[k] != a->value) continue;
+          model::Expr* x = new_expr(Op::kFrame, a->type, a->span);
+          x->value = frames[k];
+          a = x;
+          break;
+        }
+      }
+    }
+  }
+  p->param_frames = std::move(frames);  // every call binds the override's own frames from now on
   m_->overrides.push_back(model::Override{"proc", p->name, p->span, d->span});
   replaced_.emplace(p, d->span);
   p->body = std::move(body);
@@ -139,13 +180,17 @@ void Checker::override_rule(const Decl* d) {
                                     where(it->second)));
   }
   Names::Scope g(names_);
-  bind_override_params(d, r->param_types, r->param_frames, "rule", r->span);
+  std::vector<int> frames = bind_override_params(d, r->param_types, "rule", r->span);
   const model::Expr* guard = nullptr;
   if (d->guard != nullptr) {
     guard = expr(d->guard);
     expect_bool(guard, "a rule's guard");
   }
+  overriding_ = Overriding{"rule", r->name, r->span, r->param_names, r->param_frames, r->param_types, r->verbs,
+                           r->body, nullptr};
   std::vector<const model::Stmt*> body = atomic_block(d->body, "a rule");
+  overriding_.reset();
+  r->param_frames = std::move(frames);
   m_->overrides.push_back(model::Override{"rule", r->name, r->span, d->span});
   replaced_rules_.emplace(r->name, d->span);
   r->guard = guard;

@@ -233,6 +233,16 @@ const model::Stmt* Checker::atomic_stmt(const Stmt* s, const char* where_) {
       st->message = s->message.empty() ? std::string(sources_.text(s->expr->span)) : interpolate(s->message, s->span);
       return st;
     }
+    // The call being made fails: the device returns an error, and the call changes what the body around it says.
+    case StmtKind::kRefuse: {
+      if (std::string(where_) != "a procedure") {
+        error(s->span, "refuse marks the verbs/CM call a procedure models as failing (the device returns an error): "
+                       "it belongs in a proc body (docs/language.md, \"Refused calls\")");
+      }
+      model::Stmt* st = new_stmt(SOp::kRefuse, s->span);
+      st->message = interpolate(s->message, s->span);
+      return st;
+    }
     case StmtKind::kAwait: return not_here("await");
     case StmtKind::kWhen: return not_here("when/atomic");
     case StmtKind::kWhile: return not_here("while (use a bounded for)");
@@ -271,13 +281,23 @@ const model::Stmt* Checker::call_stmt(const Stmt* s) {
     }
     return st;
   }
-  if (names_.find_local(call->name) == nullptr) {
-    const Symbol* sym = names_.lookup(call->name);
-    if (sym != nullptr && sym->kind == Symbol::Kind::kProc) {
-      if (sym->compiling) {
-        error(call->name.span, fmt::format("procedure '{}' calls itself; procedures may not recurse", name));
+  // `original(ARGS)` in an override's body: the declaration it replaces (typecheck_internal.h original_proc).
+  const model::Proc* original = call->name.module.empty() && name == "original" && names_.find_local(call->name) ==
+                                nullptr ? original_proc(call->name.span) : nullptr;
+  if (original == nullptr && call->name.module.empty() && name == "original" && !overriding_ &&
+      names_.find_local(call->name) == nullptr && names_.lookup(call->name) == nullptr) {
+    error(call->name.span, "original(...) runs the declaration an override replaces: it exists only in the body of "
+                           "'override proc' or 'override rule' (docs/language.md, \"Replacing a library declaration\")");
+  }
+  if (original != nullptr || names_.find_local(call->name) == nullptr) {
+    const Symbol* sym = original ? nullptr : names_.lookup(call->name);
+    if (original != nullptr || (sym != nullptr && sym->kind == Symbol::Kind::kProc)) {
+      if (sym != nullptr && sym->compiling) {
+        error(call->name.span, fmt::format("procedure '{}' calls itself; procedures may not recurse{}", name,
+                                           overriding_ ? " (in an override, original(...) runs the declaration it "
+                                                         "replaces)" : ""));
       }
-      const model::Proc* p = sym->proc;
+      const model::Proc* p = original ? original : sym->proc;
       if (call->args.size() != p->param_types.size()) {
         error(call->span, fmt::format("procedure '{}' takes {} argument{}, {} given", name, p->param_types.size(),
                                       p->param_types.size() == 1 ? "" : "s", call->args.size()));

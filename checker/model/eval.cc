@@ -252,7 +252,15 @@ bool Machine::exec_one(const Stmt* s) {
       poll();
       int64_t vals[16];
       size_t n = bind_args(s->args, s->proc->param_types, s->proc->param_frames, s->proc->name, vals);
-      if (calls != nullptr) calls->push_back(CallRecord{s->proc, std::vector<int64_t>(vals, vals + n)});
+      if (calls == nullptr) return exec(s->proc->body);
+      calls->push_back(CallRecord{s->proc, std::vector<int64_t>(vals, vals + n), {}});
+      if (s->proc->replay.empty()) return exec(s->proc->body);
+      // A refuse in this body (or a helper it calls) marks this call; popped on every exit, a throw included.
+      struct Enclosing {
+        std::vector<size_t>& v;
+        ~Enclosing() { v.pop_back(); }
+      } enclosing{replayed_};
+      replayed_.push_back(calls->size() - 1);
       return exec(s->proc->body);
     }
     case SOp::kIf: return eval(s->rhs) ? exec(s->body) : exec(s->else_body);
@@ -265,6 +273,9 @@ bool Machine::exec_one(const Stmt* s) {
       return true;
     case SOp::kRequire: return eval(s->rhs) != 0;
     case SOp::kFail: throw StepFailure{s->property, s->message, s->span};
+    case SOp::kRefuse:
+      if (calls != nullptr && !replayed_.empty()) (*calls)[replayed_.back()].refused = s->message;
+      return true;
     case SOp::kAssert:
       if (!eval(s->rhs)) throw StepFailure{s->property, s->message, s->span};
       return true;

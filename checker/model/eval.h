@@ -29,6 +29,9 @@ struct DeadlineExceeded {};
 struct CallRecord {
   const Proc* proc = nullptr;
   std::vector<int64_t> args;
+  // The message of the `refuse` statement that made this call fail ("" when it succeeds): set on the innermost
+  // call whose procedure has a replay clause (the verbs/CM call the device refuses).
+  std::string refused;
 };
 
 // Evaluates and executes against `state` (one int64 per slot). Not thread-safe; one Machine per thread.
@@ -37,7 +40,7 @@ class Machine {
   explicit Machine(const Model& model) : model_(model), frame(model.frame_size, 0) {}
 
   std::vector<int64_t> state;
-  std::vector<CallRecord>* calls = nullptr;  // when set, every procedure call is appended
+  std::vector<CallRecord>* calls = nullptr;  // when set, every procedure call is appended (and refusals marked)
   // When set, loops and calls poll the clock every 4096 iterations and throw DeadlineExceeded once it has passed.
   std::optional<std::chrono::steady_clock::time_point> deadline;
   // When set, polled with the clock: once it reads true, DeadlineExceeded is thrown (SIGINT/SIGTERM, cli/interrupt.h).
@@ -98,6 +101,7 @@ class Machine {
            (deadline && std::chrono::steady_clock::now() >= *deadline);
   }
   uint32_t ticks_ = 0;
+  std::vector<size_t> replayed_;  // with `calls`: indexes of the enclosing calls that have a replay clause
   bool tracking_ = false;
   uint32_t epoch_ = 0;
   std::vector<uint32_t> stamp_;

@@ -13,7 +13,8 @@ void compile_flat_ops(const std::vector<const Stmt*>& body, const Model& model, 
     FlatOp o;
     o.s = s;
     switch (s->op) {
-      case SOp::kSkip: continue;
+      case SOp::kSkip:
+      case SOp::kRefuse: continue;
       case SOp::kAssign: {
         const Expr* l = s->lhs;
         const Expr* r = s->rhs;

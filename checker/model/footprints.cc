@@ -114,6 +114,7 @@ void Footprint::stmt(const Stmt* s) {
     case SOp::kRequire:
     case SOp::kAssert: expr(s->rhs); break;
     case SOp::kFail:
+    case SOp::kRefuse:
     case SOp::kSkip: break;
   }
   --depth;

@@ -81,7 +81,9 @@ struct Expr {
   bool equal_composite = false;  // kEq/kNe over composite values: compares `type->slots` slots
 };
 
-enum class SOp { kAssign, kCall, kIf, kFor, kRequire, kFail, kAssert, kPush, kPop, kClear, kSkip };
+// kRefuse: the verbs/CM call of the innermost procedure call with a replay clause fails (the device returns an
+// error); it changes no state (eval.h CallRecord::refused, docs/language.md "Refused calls").
+enum class SOp { kAssign, kCall, kIf, kFor, kRequire, kFail, kAssert, kPush, kPop, kClear, kSkip, kRefuse };
 
 struct Stmt {
   SOp op = SOp::kSkip;
@@ -95,7 +97,7 @@ struct Stmt {
   int frame = 0;                      // kFor variable
   int64_t lo = 0, hi = 0;             // kFor domain
   std::string property;               // kFail/kAssert: the property violated
-  std::string message;                // kFail/kAssert
+  std::string message;                // kFail/kAssert; kRefuse: the error (errno first: "ECONNREFUSED: ...")
 };
 
 struct Fn {

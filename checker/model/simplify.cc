@@ -216,7 +216,8 @@ void Simplifier::stmts(const std::vector<const Stmt*>& body, std::vector<const S
 void Simplifier::stmt(const Stmt* s, std::vector<const Stmt*>& out) {
   auto copy_stmt = [&]() -> Stmt& { return new_stmt(*s); };
   switch (s->op) {
-    case SOp::kSkip: return;
+    case SOp::kSkip:
+    case SOp::kRefuse: return;  // no state: only describe() (the unsimplified model) reports it
     case SOp::kAssign:
     case SOp::kPush: {
       Stmt& n = copy_stmt();

@@ -533,7 +533,8 @@ void Encoder::exec(Ctx& c, const std::vector<const model::Stmt*>& body) {
 
 void Encoder::exec_one(Ctx& c, const model::Stmt* s) {
   switch (s->op) {
-    case SOp::kSkip: return;
+    case SOp::kSkip:
+    case SOp::kRefuse: return;
     case SOp::kAssign: {
       const Type* t = s->lhs->type;
       if (t->scalar()) {

@@ -142,6 +142,7 @@ Trace build_trace(model::ModelSystem& system, const model::CheckResult& result, 
       Call call{c.proc->name, {}, c.proc->verbs};
       for (size_t k = 0; k < c.args.size(); ++k) call.args.push_back(model::render_scalar(c.proc->param_types[k], c.args[k]));
       for (const model::ReplayOp& op : c.proc->replay) call.replay.push_back(bind_replay(*c.proc, op, c.args));
+      if (!call.replay.empty()) call.replay.back().refused = c.refused;
       s.calls.push_back(std::move(call));
     }
     if (i + 1 < path.states.size()) {

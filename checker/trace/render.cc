@@ -85,6 +85,9 @@ void append_steps(const Trace& t, std::string& out) {
     if (!s.verbs.empty()) verbs.push_back(s.verbs);
     for (const Call& c : s.calls) {
       verbs.push_back(c.verbs.empty() ? call_text(c) : fmt::format("{} = {}", c.verbs, call_text(c)));
+      if (!c.replay.empty() && !c.replay.back().refused.empty()) {
+        verbs.back() += fmt::format("  -> fails: {}", c.replay.back().refused);
+      }
     }
     for (const std::string& v : verbs) out += fmt::format("       > {}\n", v);
     if (!s.observed.empty()) out += fmt::format("       = observed: {}\n", s.observed);
@@ -320,7 +323,11 @@ nlohmann::json to_json(const Trace& t) {
         nlohmann::json jc = {{"proc", c.proc}, {"args", c.args}, {"verbs", c.verbs}};
         if (!c.replay.empty()) {
           jc["replay"] = nlohmann::json::array();
-          for (const ReplayStep& r : c.replay) jc["replay"].push_back({{"op", r.op}, {"args", r.args}});
+          for (const ReplayStep& r : c.replay) {
+            nlohmann::json jr = {{"op", r.op}, {"args", r.args}};
+            if (!r.refused.empty()) jr["refused"] = r.refused;
+            jc["replay"].push_back(jr);
+          }
         }
         js["calls"].push_back(jc);
       }
@@ -604,7 +611,7 @@ Trace from_json(const nlohmann::json& j) {
           const nlohmann::json& replay = c.array("replay");
           for (size_t r = 0; r < replay.size(); ++r) {
             Fields op = c.element("replay", r);
-            call.replay.push_back(ReplayStep{op.str("op"), op.strings("args")});
+            call.replay.push_back(ReplayStep{op.str("op"), op.strings("args"), op.str_or_empty("refused")});
           }
         }
         s.calls.push_back(std::move(call));

@@ -28,6 +28,9 @@ struct Change {
 struct ReplayStep {
   std::string op;
   std::vector<std::string> args;
+  // The model has the device refuse this operation (a `refuse` in the call's procedure; the call's last replay
+  // operation): the error it gives ("ECONNREFUSED: ..."); "" when the operation succeeds.
+  std::string refused;
 };
 
 // A procedure call made by a step: the spec procedure and the verbs/CM call or fabric event it models.

@@ -130,6 +130,11 @@ vm_root() {
     cp "$mods/$m.ko" "$vm_root/modules/" || die "module $m.ko missing from linux-image-$VM_KVER"
   done
   cp "$vm_siw" "$vm_root/modules/siw.ko"
+  # Modules a job needs beyond the RDMA stack (VM_EXTRA_MODULES: paths under kernel/, without .ko), loaded by its
+  # payload: the fault suite's veth and sch_netem.
+  for m in ${VM_EXTRA_MODULES[@]+"${VM_EXTRA_MODULES[@]}"}; do
+    cp "$mods/$m.ko" "$vm_root/modules/" || die "module $m.ko missing from linux-image-$VM_KVER"
+  done
   cp "$repo/tests/live/guest_setup.sh" "$vm_root/init"
   chmod +x "$vm_root/init"
 }

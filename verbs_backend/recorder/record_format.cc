@@ -43,6 +43,56 @@ std::string wc_status_name(int s) {
   }
 }
 
+std::string async_event_name(int type) {
+  switch (static_cast<ibv_event_type>(type)) {
+    case IBV_EVENT_CQ_ERR: return "IBV_EVENT_CQ_ERR";
+    case IBV_EVENT_QP_FATAL: return "IBV_EVENT_QP_FATAL";
+    case IBV_EVENT_QP_REQ_ERR: return "IBV_EVENT_QP_REQ_ERR";
+    case IBV_EVENT_QP_ACCESS_ERR: return "IBV_EVENT_QP_ACCESS_ERR";
+    case IBV_EVENT_COMM_EST: return "IBV_EVENT_COMM_EST";
+    case IBV_EVENT_SQ_DRAINED: return "IBV_EVENT_SQ_DRAINED";
+    case IBV_EVENT_PATH_MIG: return "IBV_EVENT_PATH_MIG";
+    case IBV_EVENT_PATH_MIG_ERR: return "IBV_EVENT_PATH_MIG_ERR";
+    case IBV_EVENT_DEVICE_FATAL: return "IBV_EVENT_DEVICE_FATAL";
+    case IBV_EVENT_PORT_ACTIVE: return "IBV_EVENT_PORT_ACTIVE";
+    case IBV_EVENT_PORT_ERR: return "IBV_EVENT_PORT_ERR";
+    case IBV_EVENT_LID_CHANGE: return "IBV_EVENT_LID_CHANGE";
+    case IBV_EVENT_PKEY_CHANGE: return "IBV_EVENT_PKEY_CHANGE";
+    case IBV_EVENT_SM_CHANGE: return "IBV_EVENT_SM_CHANGE";
+    case IBV_EVENT_SRQ_ERR: return "IBV_EVENT_SRQ_ERR";
+    case IBV_EVENT_SRQ_LIMIT_REACHED: return "IBV_EVENT_SRQ_LIMIT_REACHED";
+    case IBV_EVENT_QP_LAST_WQE_REACHED: return "IBV_EVENT_QP_LAST_WQE_REACHED";
+    case IBV_EVENT_CLIENT_REREGISTER: return "IBV_EVENT_CLIENT_REREGISTER";
+    case IBV_EVENT_GID_CHANGE: return "IBV_EVENT_GID_CHANGE";
+    case IBV_EVENT_WQ_FATAL: return "IBV_EVENT_WQ_FATAL";
+    default: return unnamed("IBV_EVENT", type);
+  }
+}
+
+std::string async_event_element(int type) {
+  switch (static_cast<ibv_event_type>(type)) {
+    case IBV_EVENT_CQ_ERR: return "cq";
+    case IBV_EVENT_QP_FATAL:
+    case IBV_EVENT_QP_REQ_ERR:
+    case IBV_EVENT_QP_ACCESS_ERR:
+    case IBV_EVENT_COMM_EST:
+    case IBV_EVENT_SQ_DRAINED:
+    case IBV_EVENT_PATH_MIG:
+    case IBV_EVENT_PATH_MIG_ERR:
+    case IBV_EVENT_QP_LAST_WQE_REACHED: return "qp";
+    case IBV_EVENT_SRQ_ERR:
+    case IBV_EVENT_SRQ_LIMIT_REACHED: return "srq";
+    case IBV_EVENT_PORT_ACTIVE:
+    case IBV_EVENT_PORT_ERR:
+    case IBV_EVENT_LID_CHANGE:
+    case IBV_EVENT_PKEY_CHANGE:
+    case IBV_EVENT_SM_CHANGE:
+    case IBV_EVENT_CLIENT_REREGISTER:
+    case IBV_EVENT_GID_CHANGE: return "port";
+    default: return "device";
+  }
+}
+
 std::string wc_opcode_name(int op) {
   switch (static_cast<ibv_wc_opcode>(op)) {
     case IBV_WC_SEND: return "IBV_WC_SEND";

@@ -23,6 +23,10 @@ std::string wr_opcode_name(int opcode);
 std::string qp_state_name(int state);
 std::string qp_type_name(int type);
 std::string port_space_name(int ps);
+// enum ibv_event_type names ("IBV_EVENT_COMM_EST", "IBV_EVENT_QP_LAST_WQE_REACHED"); an unknown one as
+// "IBV_EVENT_99". The object an event is about (ibv_get_async_event.3): "qp", "cq", "srq", "port" or "device".
+std::string async_event_name(int type);
+std::string async_event_element(int type);
 
 // A handle as the log writes it: "0x7f12ab40" (lower-case hex), or null for nullptr.
 nlohmann::json handle(const void* p);

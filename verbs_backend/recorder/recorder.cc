@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <infiniband/verbs.h>
 #include <pthread.h>
+#include <signal.h>
 #include <rdma/rdma_cma.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -66,6 +67,9 @@ class Log {
     }
     record["seq"] = ++seq_;
     put_locked(line(record));
+    // Fault injection (docs/faults.md): QPCHECK_RECORD_KILL_AT=N kills the process with SIGKILL right after its Nth
+    // record is written, so that the log ends there without its trailer, between two calls of the program.
+    if (kill_at_ > 0 && seq_ == kill_at_) ::kill(::getpid(), SIGKILL);
   }
   void empty_poll() {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -85,7 +89,7 @@ class Log {
   // In a forked child: a log of its own (the parent's descriptor and counts are the parent's).
   void forked() {
     fd_ = -1;
-    seq_ = lost_ = empty_polls_ = 0;
+    seq_ = lost_ = empty_polls_ = kill_at_ = 0;
     warned_ = false;
     child_ = true;
   }
@@ -110,6 +114,7 @@ class Log {
     }
     std::vector<std::string> argv = own_argv();
     put_locked(line(header(getpid(), argv.empty() ? "" : argv[0], argv, now_ns())));
+    if (const char* k = std::getenv("QPCHECK_RECORD_KILL_AT"); k && *k) kill_at_ = std::strtoll(k, nullptr, 10);
     return true;
   }
   void put_locked(const std::string& text) {
@@ -132,7 +137,7 @@ class Log {
 
   std::mutex mutex_;
   int fd_ = -1;
-  int64_t seq_ = 0, lost_ = 0, empty_polls_ = 0;
+  int64_t seq_ = 0, lost_ = 0, empty_polls_ = 0, kill_at_ = 0;
   bool warned_ = false, finished_ = false, child_ = false;
   std::string path_;
 };
@@ -497,6 +502,21 @@ void rdma_destroy_qp(rdma_cm_id* id) {
   errno = err;
 }
 
+// rdma_notify.3: "id", "event" (the ibv_event_type passed, IBV_EVENT_COMM_EST for a connection).
+int rdma_notify(rdma_cm_id* id, ibv_event_type event) {
+  NEXT(rdma_notify);
+  if (!real) return -1;
+  Call c("rdma_notify");
+  int ret = real(id, event);
+  int err = errno;
+  json j = c.record(ret, rdma_err(ret, err));
+  j["id"] = handle(id);
+  j["event"] = async_event_name(event);
+  log().write(std::move(j));
+  errno = err;
+  return ret;
+}
+
 int rdma_destroy_id(rdma_cm_id* id) {
   NEXT(rdma_destroy_id);
   if (!real) return -1;
@@ -509,6 +529,11 @@ int rdma_get_cm_event(rdma_event_channel* channel, rdma_cm_event** event) {
   Call c("rdma_get_cm_event");
   int ret = real(channel, event);
   int err = errno;
+  if (ret != 0 && (err == EAGAIN || err == EWOULDBLOCK)) {  // a non-blocking channel with no event: an empty poll
+    log().empty_poll();
+    errno = err;
+    return ret;
+  }
   json j = c.record(ret, rdma_err(ret, err), true);
   if (ret == 0 && event && *event) {
     const rdma_cm_event* e = *event;
@@ -606,6 +631,8 @@ ibv_cq* ibv_create_cq(ibv_context* ctx, int cqe, void* cq_context, ibv_comp_chan
   int err = errno;
   json j = c.record(cq ? 0 : -1, cq ? 0 : err);
   j["cq"] = handle(cq);
+  j["cqe"] = cqe;                            // asked for
+  if (cq) j["cqe_actual"] = cq->cqe;         // what the provider gave (ibv_create_cq.3: at least cqe)
   log().write(std::move(j));
   errno = err;
   return cq;
@@ -682,6 +709,61 @@ int ibv_destroy_qp(ibv_qp* qp) {
   json j = c.record(ret, ret);
   j["qp"] = handle(qp);
   j["qp_num"] = num;
+  log().write(std::move(j));
+  errno = err;
+  return ret;
+}
+
+// ibv_get_async_event.3: the next async event of the context, stamped at its return; on a non-blocking async_fd with
+// none waiting (EAGAIN) it is counted as an empty poll. "event" and the object it is about ("qp" with "qp_num",
+// "cq", "srq", or "port"). ibv_ack_async_event is not recorded.
+int ibv_get_async_event(ibv_context* ctx, ibv_async_event* event) {
+  NEXT(ibv_get_async_event);
+  if (!real) return -1;
+  Call c("ibv_get_async_event");
+  int ret = real(ctx, event);
+  int err = errno;
+  if (ret != 0 && (err == EAGAIN || err == EWOULDBLOCK)) {
+    log().empty_poll();
+    errno = err;
+    return ret;
+  }
+  json j = c.record(ret, ret ? err : 0, true);
+  j["context"] = handle(ctx);
+  if (ret == 0 && event) {
+    j["event"] = async_event_name(event->event_type);
+    std::string element = async_event_element(event->event_type);
+    if (element == "qp") {
+      j["qp"] = handle(event->element.qp);
+      j["qp_num"] = event->element.qp ? event->element.qp->qp_num : 0;
+    } else if (element == "cq") {
+      j["cq"] = handle(event->element.cq);
+    } else if (element == "srq") {
+      j["srq"] = handle(event->element.srq);
+    } else if (element == "port") {
+      j["port"] = event->element.port_num;
+    }
+  }
+  log().write(std::move(j));
+  errno = err;
+  return ret;
+}
+
+// ibv_modify_srq.3: "srq", "mask", and "max_wr" / "srq_limit" where the mask sets them (IBV_SRQ_LIMIT arms
+// IBV_EVENT_SRQ_LIMIT_REACHED).
+int ibv_modify_srq(ibv_srq* srq, ibv_srq_attr* attr, int mask) {
+  NEXT(ibv_modify_srq);
+  if (!real) return ENOSYS;
+  Call c("ibv_modify_srq");
+  int ret = real(srq, attr, mask);
+  int err = errno;
+  json j = c.record(ret, ret);
+  j["srq"] = handle(srq);
+  j["mask"] = mask;
+  if (attr) {
+    if (mask & IBV_SRQ_MAX_WR) j["max_wr"] = attr->max_wr;
+    if (mask & IBV_SRQ_LIMIT) j["srq_limit"] = attr->srq_limit;
+  }
   log().write(std::move(j));
   errno = err;
   return ret;

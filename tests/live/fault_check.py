@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+"""The fault suite's checks (docs/faults.md), on a directory the VM run left (tests/live/run_faults.sh).
+
+    fault_check.py --qpcheck BIN --dir DIR [--verify-limit SECONDS] [--threads N]
+
+DIR holds `console` (the payload's QPCHECK-FAULT-* lines) and `logs/ID.{server,client}.jsonl`. Two checks:
+
+1. The ULP's spec (tests/live/specs/ulp_resilient.qpspec) is verified under every fault configuration the runs
+   used (the fault's parameters, the device's transport): every property must hold. A search the time limit ends
+   is reported INCONCLUSIVE (the largest configurations, a link down with its port events, need the long mode).
+2. Every run is checked with `qpcheck conform` against its program's spec with the fault's parameters: it must
+   CONFORM, or be a PREFIX (a killed program), or (rping) VIOLATE at its rdma_destroy_id as every rping run does.
+   A program ended by a signal we did not send is a failure; one the payload's 30 s timeout ended is a hang,
+   allowed (and reported) for rping and rdma_server/rdma_client under a network fault, which have no timeouts of
+   their own, never for ulp_resilient, which has.
+
+Writes DIR/summary.json (one row per run) and DIR/verify.json; prints a table of runs per device, program, fault
+and verdict. Exit 0 when every check is as required, 1 otherwise, 2 for bad arguments or an unreadable DIR.
+"""
+import argparse
+import collections
+import json
+import os
+import subprocess
+import sys
+
+SPEC = {"ulp": "tests/live/specs/ulp_resilient.qpspec", "rping": "spec/15_rping.qpspec",
+        "rdma_sc": "spec/16_rdma_server_client.qpspec"}
+NET = ["cm_timeouts=true", "path_faults=true"]
+# What each injected fault can make happen, in the library's parameters (docs/faults.md "Faults and parameters").
+PARAMS = {"none": [], "loss": NET, "delay": NET, "reorder": NET, "duplicate": NET,
+          "linkdown": NET + ["port_faults=true"], "addrdel": NET, "devremove": ["device_removal=true"],
+          "kill": ["process_exits=true"], "smallcq": []}
+NET_FAULTS = ("loss", "delay", "reorder", "duplicate", "linkdown", "addrdel")
+
+
+def read_console(path):
+    runs, results, kernel, events = [], {}, collections.defaultdict(list), collections.defaultdict(list)
+    for line in open(path, errors="replace").read().splitlines():
+        f = line.split()
+        if not f:
+            continue
+        if f[0] == "QPCHECK-FAULT-RUN" and len(f) >= 9:
+            runs.append(dict(id=f[1], dev=f[2], prog=f[3], fault=f[4], side=f[5], at=f[6], dur=f[7], arg=f[8]))
+        elif f[0] == "QPCHECK-FAULT-RESULT":
+            results[f[1]] = {kv.split("=")[0]: int(kv.split("=")[1]) for kv in f[2:] if "=" in kv}
+        elif f[0] == "QPCHECK-FAULT-KERNEL":
+            kernel[f[1]].append(" ".join(f[2:]))
+        elif f[0] == "QPCHECK-FAULT-EVENT":
+            events[f[1]].append(" ".join(f[2:]))
+    return runs, results, kernel, events
+
+
+def run_params(r, logs):
+    """The library parameters a run is checked with: its fault's, the device's transport, the client's CQ depth."""
+    params = list(PARAMS[r["fault"]] if r["prog"] == "ulp" else [])
+    if r["dev"] == "siw":
+        params.append("transport=IWARP")
+    if r["fault"] == "smallcq" and os.path.exists(logs[1]):
+        # the CQ the provider gave for the client's --cqe (ibv_create_cq's cqe_actual)
+        depth = None
+        for line in open(logs[1], errors="replace"):
+            try:
+                j = json.loads(line)
+            except ValueError:
+                continue
+            if j.get("call") == "ibv_create_cq" and "cqe_actual" in j:
+                depth = j["cqe_actual"] if depth is None else min(depth, j["cqe_actual"])
+        if depth:
+            params.append(f"active_cq_depth={max(1, min(16, depth))}")
+    return params
+
+
+def verify_configs(qp, configs, limit, threads):
+    """Verifies the ULP's spec under each configuration; returns (rows, failures)."""
+    rows, bad = [], 0
+    for params in sorted(configs):
+        cmd = [qp, "verify", SPEC["ulp"], "--format", "json", "--time-limit", str(limit), "--threads", str(threads)]
+        for p in params:
+            cmd += ["--param", p]
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        try:
+            j = json.loads(p.stdout)
+            verdict = j["verdict"].upper()
+            states = j["stats"]["states"]
+            seconds = j["stats"].get("seconds", 0)
+            detail = j.get("violation", {}).get("property", "") if verdict == "VIOLATED" else j.get("limit", "")
+        except (ValueError, KeyError):
+            verdict, states, seconds = "ERROR", 0, 0
+            detail = (p.stderr.strip().splitlines() or ["?"])[-1][:300]
+        ok = verdict in ("HOLDS", "INCONCLUSIVE")
+        bad += not ok
+        rows.append(dict(params=list(params), verdict=verdict, states=states, seconds=seconds, detail=detail, ok=ok))
+        print(f"faults: verify {' '.join(params) or '(no fault)'}: {verdict} {states} states {seconds:.1f} s"
+              + (f" ({detail})" if detail else ""))
+    return rows, bad
+
+
+def conform_run(qp, out, r, params, result, kernel, events):
+    logs = [os.path.join(out, "logs", f"{r['id']}.{s}.jsonl") for s in ("server", "client")]
+    present = [p for p in logs if os.path.exists(p) and os.path.getsize(p) > 0]
+    rep = os.path.join(out, "logs", f"{r['id']}.report.json")
+    if not present:
+        verdict, detail = "NO-LOGS", "no call log was recorded"
+    else:
+        cmd = [qp, "conform", SPEC[r["prog"]]] + present + sum((["--param", p] for p in params), [])
+        p = subprocess.run(cmd + ["--format", "json"], capture_output=True, text=True)
+        open(rep, "w").write(p.stdout)
+        try:
+            j = json.loads(p.stdout)
+            verdict = j["verdict"]
+            o = j.get("observed") or {}
+            detail = f"event {j['event']}: {o.get('source', '').split('/')[-1]} {o.get('call', '')}"
+            if verdict == "DEVIATES":
+                detail += " allowed: " + "; ".join(", ".join(a["ops"]) for a in j.get("allowed", [])[:6])
+            if verdict == "VIOLATES":
+                detail += f" ({j.get('property')})"
+        except (ValueError, KeyError):
+            verdict, detail = "ERROR", (p.stderr.strip().splitlines() or ["?"])[-1][:300]
+    ok = verdict in ("CONFORMS", "PREFIX") or (r["prog"] == "rping" and verdict == "VIOLATES")
+    hung = [s for s in ("client", "server") if result.get(s, 0) in (124, 143)]
+    is_hung = bool(hung) and r["prog"] != "ulp" and r["fault"] in NET_FAULTS
+    if is_hung:
+        detail += f"; hung: {'/'.join(hung)} ended by the 30 s timeout"
+    crashed = [s for s in ("client", "server") if result.get(s, 0) >= 128
+               and not (r["fault"] == "kill" and s == r["side"]) and not (is_hung and s in hung)]
+    if crashed and r["fault"] != "devremove":
+        ok = False
+        detail += f"; {'/'.join(crashed)} ended by a signal (exit {', '.join(str(result[s]) for s in crashed)})"
+    if kernel:
+        detail += f"; kernel: {kernel[0][:160]}"
+    return dict(r, verdict=verdict, ok=ok, hung=is_hung, detail=detail, params=params, exit=result, events=events)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--qpcheck", required=True)
+    ap.add_argument("--dir", required=True)
+    ap.add_argument("--verify-limit", type=float, default=120.0)
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    a = ap.parse_args()
+    if not os.path.isfile(os.path.join(a.dir, "console")):
+        print(f"faults: {a.dir}: no console file (not a directory run_faults.sh --keep wrote?)", file=sys.stderr)
+        return 2
+    runs, results, kernel, events = read_console(os.path.join(a.dir, "console"))
+    logs_of = {r["id"]: [os.path.join(a.dir, "logs", f"{r['id']}.{s}.jsonl") for s in ("server", "client")]
+               for r in runs}
+    params_of = {r["id"]: run_params(r, logs_of[r["id"]]) for r in runs}
+    configs = {tuple(params_of[r["id"]]) for r in runs if r["prog"] == "ulp"}
+    vrows, vbad = verify_configs(a.qpcheck, configs, a.verify_limit, a.threads)
+    json.dump(vrows, open(os.path.join(a.dir, "verify.json"), "w"), indent=1)
+    rows = [conform_run(a.qpcheck, a.dir, r, params_of[r["id"]], results.get(r["id"], {}), kernel.get(r["id"], []),
+                        events.get(r["id"], [])) for r in runs]
+    json.dump(rows, open(os.path.join(a.dir, "summary.json"), "w"), indent=1)
+    count = collections.Counter((x["dev"], x["prog"], x["fault"], x["verdict"] + ("/HUNG" if x["hung"] else ""))
+                                for x in rows)
+    print(f"{'device':<6} {'program':<8} {'fault':<10} {'verdict':<14} runs")
+    for k in sorted(count):
+        print(f"{k[0]:<6} {k[1]:<8} {k[2]:<10} {k[3]:<14} {count[k]}")
+    bad = sum(not x["ok"] for x in rows)
+    for x in rows:
+        if not x["ok"]:
+            print(f"faults: run {x['id']} ({x['dev']} {x['prog']} {x['fault']} {x['side']} arg={x['arg']}): "
+                  f"{x['verdict']} {x['detail']}")
+    per = collections.Counter((x["dev"], x["verdict"]) for x in rows)
+    print("faults: " + ", ".join(f"{d} {v} {n}" for (d, v), n in sorted(per.items())))
+    inconclusive = sum(v["verdict"] == "INCONCLUSIVE" for v in vrows)
+    print(f"faults: spec verified under {len(vrows)} configurations: {len(vrows) - vbad - inconclusive} hold, "
+          f"{inconclusive} inconclusive (time limit), {vbad} not")
+    print(f"faults: {len(rows)} runs, {len(rows) - bad} as required, {bad} not")
+    return 1 if bad or vbad or not rows else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
