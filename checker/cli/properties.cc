@@ -1,6 +1,10 @@
 #include "checker/cli/properties.h"
 
+#include <map>
 #include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -55,14 +59,33 @@ int report_all_violations(model::Model& m, const lang::PropertyPlan& plan, const
     counterexamples.push_back(*p.counterexample);
     gate::note_properties(counterexamples.back(), plan, *m.sources);
   }
+  // One event often breaks several properties (a Send to an empty receive queue is no_send_to_empty_rq and, from a
+  // passive side, passive_send_after_peer_recv): a counterexample whose steps are an earlier one's is shown once,
+  // the later property naming the first (same_as: property -> the property whose counterexample it repeats).
+  std::map<std::string, std::string> same_as;
+  {
+    std::vector<std::pair<std::string, nlohmann::json>> seen;
+    for (const trace::Trace& t : counterexamples) {
+      nlohmann::json steps = trace::to_json(t)["steps"];
+      for (const auto& [name, earlier] : seen) {
+        if (earlier == steps) {
+          same_as[t.property] = name;
+          break;
+        }
+      }
+      if (!same_as.count(t.property)) seen.emplace_back(t.property, std::move(steps));
+    }
+  }
 
   nlohmann::json j = trace::to_json(head);
   j["all_violations"] = true;
   j["results"] = nlohmann::json::array();
   for (const gate::PropertyResult& p : pc.properties) {
-    j["results"].push_back({{"property", p.name}, {"kind", p.kind}, {"verdict", p.actual},
-                            {"length", p.counterexample ? nlohmann::json(p.counterexample->steps.size())
-                                                        : nlohmann::json(nullptr)}});
+    nlohmann::json r = {{"property", p.name}, {"kind", p.kind}, {"verdict", p.actual},
+                        {"length", p.counterexample ? nlohmann::json(p.counterexample->steps.size())
+                                                    : nlohmann::json(nullptr)}};
+    if (auto it = same_as.find(p.name); it != same_as.end()) r["same_counterexample_as"] = it->second;
+    j["results"].push_back(std::move(r));
   }
   j["violations"] = nlohmann::json::array();
   for (const trace::Trace& t : counterexamples) j["violations"].push_back(trace::to_json(t));
@@ -87,9 +110,11 @@ int report_all_violations(model::Model& m, const lang::PropertyPlan& plan, const
       if (p.actual == "violated" && p.counterexample) {
         size_t n = p.counterexample->steps.size();
         int k = p.counterexample->cycle_start;  // a lasso (docs/liveness.md): its prefix and cycle
-        what = k < 0 ? fmt::format("violated ({} step{})", n, n == 1 ? "" : "s")
-                     : fmt::format("violated (a lasso: {} step{} of prefix, then a cycle of {})", k, k == 1 ? "" : "s",
-                                   n - static_cast<size_t>(k));
+        std::string same;
+        if (auto it = same_as.find(p.name); it != same_as.end()) same = ", the counterexample of " + it->second;
+        what = k < 0 ? fmt::format("violated ({} step{}{})", n, n == 1 ? "" : "s", same)
+                     : fmt::format("violated (a lasso: {} step{} of prefix, then a cycle of {}{})", k,
+                                   k == 1 ? "" : "s", n - static_cast<size_t>(k), same);
       }
       text += fmt::format("  {:<{}}  {}\n", p.name, width, what);
     }
@@ -106,7 +131,14 @@ int report_all_violations(model::Model& m, const lang::PropertyPlan& plan, const
     }
     for (const trace::Trace& t : counterexamples) {
       text += fmt::format("\n=== {} ===\n", t.property);
-      text += trace::to_text(trace::with_names(t, names));
+      std::string body = trace::to_text(trace::with_names(t, names));
+      if (auto it = same_as.find(t.property); it != same_as.end()) {
+        // the verdict and the violated property's place, then a pointer instead of the repeated steps
+        size_t cut = body.find("\nCounterexample:");
+        body = fmt::format("{}\nCounterexample: the {} steps of {} above, whose last state violates this property "
+                           "too\n", body.substr(0, cut), t.steps.size(), it->second);
+      }
+      text += body;
     }
     out << text;
   }

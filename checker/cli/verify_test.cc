@@ -225,6 +225,32 @@ TEST_CASE("--property and --all-violations: exact verdicts, and every bad choice
   CHECK(all.out.find("  small          violated (2 steps)\n  never_b        violated (3 steps)\n"
                      "  too_many       violated (4 steps)\n  runtime_error  holds\n") != std::string::npos);
 
+  // One event that breaks two properties is shown once: the second names the first's counterexample.
+  VerifyOptions twice;
+  twice.file = own_spec("own_twice", "import \"lib/net.qpspec\";\ninvariant below_two: a <= 1;\n"
+                                     "process p { bump(); bump(); b = true; }\n");
+  twice.no_deadlock = true;
+  twice.all_violations = true;
+  Run same = run(twice);
+  CHECK(same.rc == code(ExitCode::kViolated));
+  CHECK(same.out.find("  below_two      violated (2 steps, the counterexample of small)\n") != std::string::npos);
+  CHECK(same.out.find("  never_b        violated (3 steps)\n") != std::string::npos);
+  CHECK(same.out.find("Counterexample: the 2 steps of small above, whose last state violates this property too\n") !=
+        std::string::npos);
+  CHECK(same.out.find("=== below_two ===") != std::string::npos);
+  twice.format = Format::kJson;
+  nlohmann::json tj = nlohmann::json::parse(run(twice).out);
+  int repeats = 0;
+  for (const nlohmann::json& r : tj["results"]) {
+    if (r.contains("same_counterexample_as")) {
+      ++repeats;
+      CHECK(r["property"] == "below_two");
+      CHECK(r["same_counterexample_as"] == "small");
+    }
+  }
+  CHECK(repeats == 1);
+  CHECK(tj["violations"].size() == 3);  // JSON keeps every counterexample whole
+
   // --all-violations is one breadth-first run with exact storage: the options that change that are refused.
   VerifyOptions p;
   CHECK(parse({o.file, "--all-violations", "--threads", "2"}, p) == "");
