@@ -243,6 +243,22 @@ TEST_CASE("bad logs name the file, the line and the field") {
       CHECK(std::string(e.what()).rfind("s.jsonl:9: field 'qp': QP 0xdead was not created", 0) == 0);
     }
   }
+  // a value outside the API's type (ibv_post_recv's count of WRs): named, not matched as an observation
+  {
+    std::vector<std::string> l = lines;
+    size_t at = l[8].find("\"count\": 2");
+    REQUIRE(at != std::string::npos);
+    l[8].replace(at, 10, "\"count\": -3");
+    std::vector<verbs::CallLog> logs{verbs::read_call_log(kLogs + "synthetic_01_today.client.jsonl"),
+                                     verbs::parse_call_log("s.jsonl", joined(l))};
+    try {
+      verbs::observe(logs, {"post_recv", "create_qp"});
+      FAIL("no error");
+    } catch (const verbs::CallLogError& e) {
+      CHECK(std::string(e.what()).rfind("s.jsonl:9: field 'count': -3 is out of the call's range 0..2147483647", 0) ==
+            0);
+    }
+  }
 }
 
 // Logs recorded in the live VM (tests/live/run_conform.sh) of our ULP (verbs_backend/ulp), both builds, on rxe and siw.

@@ -375,8 +375,8 @@ TEST_CASE("the Z3 encoder does what the interpreter does on every error path") {
   for (const char* m : {"head of an empty queue", "push onto the full queue q (capacity 1)", "pop from the empty queue q",
                         "i reached 2", "i is 3 and x is 1", "division by zero", "index 2 out of range 0..1",
                         "integer overflow (results must fit in 64 bits)",
-                        "argument 3 of PASSIVE() out of range 0..1 (0..1 is set by param k = 2: raise it with --param k=N)",
-                        "argument 3 of half() out of range 0..2", "less() returned -1, out of its result type 0..1",
+                        "argument 1 of PASSIVE() is 3, out of range 0..1 (0..1 is set by param k = 2: raise it with --param k=N)",
+                        "argument 1 of half() is 3, out of range 0..2", "less() returned -1, out of its result type 0..1",
                         "value 4 out of range 0..3 for the assignment to x"}) {
     std::string seen;
     for (const std::string& f : counts.failure_messages) seen += "\n  " + f;

@@ -1,6 +1,7 @@
 #include "verbs_backend/call_log.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -269,6 +270,12 @@ class Observer {
     if (it == j.end() || !it->is_number_integer()) fail(a, field, "missing or not an integer");
     return it->get<int64_t>();
   }
+  // A number the API's type bounds (a WR count, a uint8_t of struct rdma_conn_param or ibv_qp_attr, a QP number).
+  int64_t number(const At& a, const json& j, const char* field, int64_t lo, int64_t hi) const {
+    int64_t v = number(a, j, field);
+    if (v < lo || v > hi) fail(a, field, fmt::format("{} is out of the call's range {}..{}", v, lo, hi));
+    return v;
+  }
   std::string name(const At& a, const json& j, const char* field) const {
     auto it = j.find(field);
     if (it == j.end() || !it->is_string()) fail(a, field, "missing or not a string");
@@ -446,7 +453,8 @@ class Observer {
       return emit(a, "create_srq", {failed(c) ? "*" : srq_index(a, handle(a, "srq"))});
     }
     if (call == "ibv_post_srq_recv") {
-      return emit(a, "post_srq_recv", {srq_index(a, handle(a, "srq")), std::to_string(number(a, f, "count"))});
+      return emit(a, "post_srq_recv",
+                  {srq_index(a, handle(a, "srq")), std::to_string(number(a, f, "count", 0, INT32_MAX))});
     }
     if (call == "ibv_create_qp") {
       // A plain-verbs QP (no cm_id): its endpoint is the next one the map gives this log (--map LOG=EP,...).
@@ -468,7 +476,7 @@ class Observer {
     if (call == "ibv_post_recv") {
       std::string e = qp_endpoint(a);
       remember_wr_ids(e, f, "wr_ids", nullptr, true);
-      return emit(a, "post_recv", {e, std::to_string(number(a, f, "count"))});
+      return emit(a, "post_recv", {e, std::to_string(number(a, f, "count", 0, INT32_MAX))});
     }
     if (call == "ibv_post_send") {
       std::string e = qp_endpoint(a);
@@ -497,7 +505,7 @@ class Observer {
         std::string opcode = wc.contains("opcode") && wc["opcode"].is_string() ? wc["opcode"].get<std::string>() : "";
         std::string e = cq->second.endpoint;
         if (e == "*") {
-          auto q = qp_nums_.find({a.log, number(a, wc, "qp_num")});
+          auto q = qp_nums_.find({a.log, number(a, wc, "qp_num", 0, UINT32_MAX)});
           if (q == qp_nums_.end()) fail(a, "qp_num", "a completion of a QP that is no endpoint's");
           e = q->second;
         }
@@ -532,7 +540,8 @@ class Observer {
     if (call == "ibv_modify_srq") {
       // ibv_modify_srq.3: only an IBV_SRQ_LIMIT change is an operation (modify_srq); a resize is not modelled
       if (!f.contains("srq_limit")) return skip(a, "no srq_limit in its mask (an SRQ resize is not modelled)");
-      return emit(a, "modify_srq", {srq_index(a, handle(a, "srq")), std::to_string(number(a, f, "srq_limit"))});
+      return emit(a, "modify_srq",
+                  {srq_index(a, handle(a, "srq")), std::to_string(number(a, f, "srq_limit", 0, UINT32_MAX))});
     }
     if (call == "ibv_get_async_event") return async_event(a);
     skip(a, "no replay operation stands for it");
@@ -622,7 +631,7 @@ class Observer {
     qps_[key(a, handle(a, "qp"))] = Qp{e};
     std::vector<std::string>& mine = log_endpoints_[a.log];
     if (std::find(mine.begin(), mine.end(), e) == mine.end()) mine.push_back(e);
-    qp_nums_[{a.log, number(a, f, "qp_num")}] = e;
+    qp_nums_[{a.log, number(a, f, "qp_num", 0, UINT32_MAX)}] = e;
     for (const char* side : {"send_cq", "recv_cq"}) {
       Cq& cq = cqs_[key(a, handle(a, side))];
       cq.endpoint = cq.endpoint.empty() || cq.endpoint == e ? e : "*";
@@ -634,8 +643,9 @@ class Observer {
     auto it = a.call->fields.find("conn_param");
     if (it == a.call->fields.end() || it->is_null()) return {e, "*", "*", "*"};
     if (!it->is_object()) fail(a, "conn_param", "not an object");
-    return {e, std::to_string(number(a, *it, "rnr_retry")), std::to_string(number(a, *it, "initiator_depth")),
-            std::to_string(number(a, *it, "responder_resources"))};
+    return {e, std::to_string(number(a, *it, "rnr_retry", 0, UINT8_MAX)),
+            std::to_string(number(a, *it, "initiator_depth", 0, UINT8_MAX)),
+            std::to_string(number(a, *it, "responder_resources", 0, UINT8_MAX))};
   }
 
   std::vector<std::string> modify_args(const At& a) {

@@ -56,7 +56,7 @@ size_t Machine::bind_args(const std::vector<const Expr*>& args, const std::vecto
   for (size_t i = 0; i < n; ++i) vals[i] = eval(args[i]);
   for (size_t i = 0; i < n; ++i) {
     if (vals[i] < types[i]->lo || vals[i] > types[i]->hi) {
-      runtime_error(args[i]->span, fmt::format("argument {} of {}() out of range {}{}", vals[i], callee,
+      runtime_error(args[i]->span, fmt::format("argument {} of {}() is {}, out of range {}{}", i + 1, callee, vals[i],
                                                type_name(types[i]), bound_hint(types[i], type_name(types[i]))));
     }
     frame[frames[i]] = vals[i];
