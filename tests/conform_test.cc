@@ -513,13 +513,13 @@ TEST_CASE("the fault suite's ULP spec holds under the faults it is run with") {
     std::vector<std::string> params;
     uint64_t states;
   };
-  for (const Row& r : std::vector<Row>{{{"transport=IB"}, 516779},
-                                       {{"transport=IWARP"}, 456100},
-                                       {{"transport=IB", "active_cq_depth=1"}, 653726},
-                                       {{"transport=IWARP", "active_cq_depth=1"}, 536745},
-                                       {{"transport=IB", "process_exits=true"}, 2010231},
-                                       {{"transport=IWARP", "process_exits=true"}, 2345590},
-                                       {{"transport=IWARP", "cm_timeouts=true", "path_faults=true"}, 1180232}}) {
+  for (const Row& r : std::vector<Row>{{{"transport=IB"}, 516782},
+                                       {{"transport=IWARP"}, 456103},
+                                       {{"transport=IB", "active_cq_depth=1"}, 653729},
+                                       {{"transport=IWARP", "active_cq_depth=1"}, 536748},
+                                       {{"transport=IB", "process_exits=true"}, 2010245},
+                                       {{"transport=IWARP", "process_exits=true"}, 2345604},
+                                       {{"transport=IWARP", "cm_timeouts=true", "path_faults=true"}, 1180292}}) {
     std::string all;
     for (const std::string& p : r.params) all += p + " ";
     INFO("params: ", all);
@@ -552,20 +552,48 @@ TEST_CASE("fault-suite runs conform with their fault's parameters and deviate wi
   const std::string spec = "tests/live/specs/ulp_resilient.qpspec";
   for (const Row& r : std::vector<Row>{
            // siw: the server's device removed before any CONNECT_REQUEST: rdma_connect refused (ECONNREFUSED)
-           {"fault_devremove_connect_refused.siw", {{"device_removal", "true"}, {"transport", "IWARP"}}, 220, 9,
+           {"fault_devremove_connect_refused.siw", {{"device_removal", "true"}, {"transport", "IWARP"}}, 343, 9,
             "rdma_connect"},
            // rxe: the server killed after rdma_accept: the client's REP meets its REJ, CONNECT_ERROR (-1)
            {"fault_kill_rep_rejected.rxe", {{"process_exits", "true"}}, 2739, 15, "rdma_get_cm_event"},
            // siw under reordering: the server's Send refused by the socket, QP_FATAL, IBV_WC_LOC_QP_OP_ERR
            {"fault_reorder_send_refused.siw",
-            {{"cm_timeouts", "true"}, {"path_faults", "true"}, {"transport", "IWARP"}}, 2523, 29,
+            {{"cm_timeouts", "true"}, {"path_faults", "true"}, {"transport", "IWARP"}}, 2541, 29,
             "ibv_get_async_event"},
            // rxe under 28 % loss: the RTU lost, the server's DISCONNECTED without an ESTABLISHED
-           {"fault_loss_rtu_lost.rxe", {{"cm_timeouts", "true"}, {"path_faults", "true"}}, 14073, 23,
+           {"fault_loss_rtu_lost.rxe", {{"cm_timeouts", "true"}, {"path_faults", "true"}}, 20401, 23,
             "rdma_get_cm_event"},
            // siw: the client's device removed while its address resolves (a source address given): DEVICE_REMOVAL
-           {"fault_devremove_resolving.siw", {{"device_removal", "true"}, {"transport", "IWARP"}}, 79, 3,
-            "rdma_get_cm_event"}}) {
+           {"fault_devremove_resolving.siw", {{"device_removal", "true"}, {"transport", "IWARP"}}, 103, 3,
+            "rdma_get_cm_event"},
+           // rxe: the client's address removed after its route resolved: rdma_connect EINVAL (the cm_id's GID entry
+           // deleted, cm_init_av_by_path)
+           {"fault_addrdel_connect_einval.rxe",
+            {{"cm_timeouts", "true"}, {"path_faults", "true"}, {"address_removal", "true"}}, 4185, 9, "rdma_connect"},
+           // rxe: the client's address removed under a connection: IBV_EVENT_GID_CHANGE, then its Send fails at once,
+           // IBV_WC_LOC_QP_OP_ERR (rxe routes each packet in software)
+           {"fault_addrdel_gid_change.rxe",
+            {{"cm_timeouts", "true"}, {"path_faults", "true"}, {"address_removal", "true"}}, 102105, 17,
+            "ibv_get_async_event"},
+           // rxe: the client's link down under a connection: PORT_ERR, its Send IBV_WC_LOC_QP_OP_ERR (no route)
+           {"fault_linkdown_local_error.rxe",
+            {{"cm_timeouts", "true"}, {"path_faults", "true"}, {"port_faults", "true"}}, 214500, 17,
+            "ibv_get_async_event"},
+           // rxe: the server's link down while the client connects: the client's PORT_ACTIVE with no PORT_ERR (a
+           // carrier flap linkwatch reported by its end), its REQ rejected by the server's CM (no route back: REJ
+           // "consumer defined", REJECTED with status 28)
+           {"fault_linkdown_port_active_only.rxe",
+            {{"cm_timeouts", "true"}, {"path_faults", "true"}, {"port_faults", "true"}}, 49336, 10,
+            "ibv_get_async_event"},
+           // siw: the server's link down while the client connects: the TCP connect inside rdma_connect fails
+           // (EHOSTUNREACH)
+           {"fault_linkdown_connect_unreachable.siw",
+            {{"cm_timeouts", "true"}, {"path_faults", "true"}, {"port_faults", "true"}, {"transport", "IWARP"}}, 3627,
+            9, "rdma_connect"},
+           // siw: the client's device removed during its rdma_disconnect: the QP's SQD (the close) done, the kernel
+           // half ENXIO; DISCONNECTED (from the close) before DEVICE_REMOVAL
+           {"fault_devremove_disconnect_race.siw", {{"device_removal", "true"}, {"transport", "IWARP"}}, 58497, 25,
+            "rdma_disconnect"}}) {
     INFO(r.stem);
     std::vector<verbs::CallLog> logs = pair(r.stem);
     Checked with = check(spec, logs, r.params);

@@ -7,6 +7,9 @@
 #   QPCHECK-FAULT-RESULT ID client=RC server=RC
 #   the programs' output, indented, and each call log between QPCHECK-LOG-BEGIN ID.SIDE / QPCHECK-LOG-END ID.SIDE
 #   QPCHECK-FAULT-KERNEL ID <line>                                        (a kernel BUG/WARNING the run caused)
+#   QPCHECK-FAULT-DIAG ID DEV: COUNTER=N ...  (a program the 30 s timeout ended: what the IB CM of each of the run's
+#                                        devices sent and received during the run, so that a hang can be told apart
+#                                        from a lost CM message afterwards)
 # and ends with "QPCHECK-VM done".
 . /fault_net.sh
 so=/lib/libqpcheck_recorder.so
@@ -14,6 +17,43 @@ net_setup
 echo "QPCHECK-FAULT-NET $(rdma link | tr '\n' ';')"
 now_ms() { awk '{printf "%d", $1 * 1000}' /proc/uptime; }
 dmesg_lines=$(dmesg | wc -l)
+
+# cm_counts DEVICE... : the IB CM's per-port MAD counters (/sys/class/infiniband/DEV/ports/1/cm_{tx,rx}_*/*: REQ,
+# REP, RTU, REJ, DREQ, DREP, ... sent, resent, received, received twice), one "DEV GROUP/NAME VALUE" line each.
+cm_counts() {
+  for d in "$@"; do
+    for f in /sys/class/infiniband/$d/ports/1/cm_*/*; do
+      [ -f "$f" ] && echo "$d ${f#/sys/class/infiniband/$d/ports/1/} $(cat "$f" 2>/dev/null)"
+    done
+  done
+}
+# cm_diag ID DEVICE... : what the CM sent and received during the run (the counters now minus those at its start,
+# /tmp/f.cm0), the non-zero ones, one line per device.
+cm_diag() {
+  id=$1; shift
+  cm_counts "$@" | awk -v id="$id" 'NR == FNR {base[$1 " " $2] = $3; next}
+    {d = $3 - base[$1 " " $2]; if (d != 0) line[$1] = line[$1] " " $2 "=" d; devs[$1] = 1}
+    END {for (k in devs) print "QPCHECK-FAULT-DIAG " id " " k ":" (line[k] == "" ? " none" : line[k])}' /tmp/f.cm0 -
+  # the wire under it: the devices' packet counters, the veths' link counters, the neighbours and routes between the
+  # two addresses (a CM message can be lost below the CM: a wrong MAC, no route)
+  for d in "$@"; do
+    for i in 0 1 2 3 4 5 6 7; do
+      g=$(cat /sys/class/infiniband/$d/ports/1/gids/$i 2>/dev/null)
+      case $g in ""|0000:0000:0000:0000:0000:0000:0000:0000) continue ;; esac
+      echo "QPCHECK-FAULT-DIAG $id $d gid $i $g $(cat /sys/class/infiniband/$d/ports/1/gid_attrs/ndevs/$i 2>/dev/null)"
+    done
+    echo "QPCHECK-FAULT-DIAG $id $d state $(cat /sys/class/infiniband/$d/ports/1/state 2>/dev/null)"
+    for f in /sys/class/infiniband/$d/ports/1/hw_counters/*; do
+      v=$(cat "$f" 2>/dev/null); [ -n "$v" ] && [ "$v" != 0 ] && echo "QPCHECK-FAULT-DIAG $id $d ${f##*/}=$v"
+    done
+  done
+  $IP -s link show 2>&1 | sed "s/^/QPCHECK-FAULT-DIAG $id link: /"
+  $IP neigh show 2>&1 | sed "s/^/QPCHECK-FAULT-DIAG $id neigh: /"
+  for a in "$saddr $caddr" "$caddr $saddr"; do
+    set -- $a
+    echo "QPCHECK-FAULT-DIAG $id route from $1 to $2: $($IP route get "$2" from "$1" 2>&1 | head -n 1)"
+  done
+}
 
 # run_one ID DEVICE PROGRAM FAULT SIDE AT_MS DURATION_MS ARG PORT GAP_MS
 run_one() {
@@ -29,6 +69,7 @@ run_one() {
   kind=rxe
   [ "$dev" = siw ] && kind=siw
   rm -f /tmp/f.server.jsonl /tmp/f.client.jsonl /tmp/f.server.out /tmp/f.client.out /tmp/f.events
+  cm_counts "$sdev" "$cdev" >/tmp/f.cm0
   case $fault in
     loss) netem="loss ${arg}%" ;;
     delay) netem="delay ${arg}ms $((arg / 4 + 1))ms" ;;
@@ -94,6 +135,7 @@ run_one() {
   wait $fpid
   [ -f /tmp/f.events ] && sed "s/^/QPCHECK-FAULT-EVENT $id /" /tmp/f.events
   echo "QPCHECK-FAULT-RESULT $id client=$crc server=$src"
+  case " $crc $src " in *" 124 "*|*" 143 "*) cm_diag "$id" "$sdev" "$cdev" ;; esac
   sed 's/^/  client: /' /tmp/f.client.out | head -n 40
   sed 's/^/  server: /' /tmp/f.server.out | head -n 40
   for s in server client; do
@@ -101,7 +143,7 @@ run_one() {
     cat /tmp/f.$s.jsonl 2>/dev/null
     echo "QPCHECK-LOG-END $id.$s"
   done
-  net_restore
+  case "$dev $fault" in "rxe devremove"|"rxe linkdown") net_restore renew ;; *) net_restore ;; esac
   n=$(dmesg | wc -l)
   if [ "$n" -gt "$dmesg_lines" ]; then
     dmesg | tail -n $((n - dmesg_lines)) | grep -E "BUG|WARNING|Oops|general protection" | sed "s/^/QPCHECK-FAULT-KERNEL $id /"

@@ -7,9 +7,11 @@
 # is a PREFIX (a killed program), or (rping) VIOLATES at its rdma_destroy_id as every rping run does; anything else
 # is a failure of the suite, listed with its event.
 #
-#   tests/live/run_faults.sh [--runs N] [--seed S] [--keep DIR] [--recheck DIR]
+#   tests/live/run_faults.sh [--runs N] [--seed S] [--only IDS] [--keep DIR] [--recheck DIR]
 #     --runs N      runs per device (default 40, what .ci/run runs; QPCHECK_FAULT_LONG=1 makes it 300)
 #     --seed S      the plan's seed (default 1): the same seed, the same runs
+#     --only IDS    only these runs of the plan (comma-separated run numbers, e.g. 25,26,27): a run found failing in a
+#                   long run is reproduced alone, with the runs before it that may have left state behind
 #     --keep DIR    keep the plan, the console, every run's logs and reports, verify.json and summary.json there
 #     --recheck DIR no VM: check again what an earlier --keep DIR holds (after a change to a spec or the library)
 # Before the runs are checked, the ULP's spec is verified under each fault configuration they used (every property
@@ -29,12 +31,13 @@ die() { echo "faults: FAIL: $*"; echo "faults: wall time $(elapsed) s"; exit 1; 
 # shellcheck source=tests/live/vm_lib.sh
 source tests/live/vm_lib.sh
 
-runs=40 seed=1 keep="" recheck="" verify_limit=60
+runs=40 seed=1 keep="" recheck="" only="" verify_limit=60
 [ "${QPCHECK_FAULT_LONG:-0}" = 1 ] && runs=300 verify_limit=3600
 while (($#)); do
   case $1 in
     --runs) runs=$2; shift 2 ;;
     --seed) seed=$2; shift 2 ;;
+    --only) only=$2; shift 2 ;;
     --keep) keep=$2; shift 2 ;;
     --recheck) recheck=$2; shift 2 ;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -43,6 +46,7 @@ while (($#)); do
 done
 [[ "$runs" =~ ^[0-9]+$ ]] && ((runs >= 1 && runs <= 10000)) || { echo "faults: --runs $runs: expected 1..10000" >&2; exit 2; }
 [[ "$seed" =~ ^[0-9]+$ ]] || { echo "faults: --seed $seed: expected a number" >&2; exit 2; }
+[[ -z "$only" || "$only" =~ ^[0-9]+(,[0-9]+)*$ ]] || { echo "faults: --only $only: expected run numbers, e.g. 25,26,27" >&2; exit 2; }
 if [ -n "$recheck" ]; then
   [ -f "$recheck/console" ] || { echo "faults: --recheck $recheck: no console there (written by --keep)" >&2; exit 2; }
   bazel build //checker/cli:qpcheck >/dev/null 2>&1 || die "bazel build //checker/cli:qpcheck failed"
@@ -64,7 +68,12 @@ trap 'rm -rf "$work"' EXIT
 out=${keep:-$work/out}
 mkdir -p "$out/logs" || die "cannot write $out"
 python3 tests/live/fault_plan.py --runs "$runs" --seed "$seed" >"$out/plan" || die "fault_plan.py failed"
+if [ -n "$only" ]; then
+  awk -v ids=",$only," '$1 == "RUN" && index(ids, "," $2 ",")' "$out/plan" >"$out/plan.only"
+  mv "$out/plan.only" "$out/plan"
+fi
 total=$(grep -c '^RUN ' "$out/plan")
+[ "$total" -gt 0 ] || { echo "faults: --only $only: no such run in the plan of --runs $runs --seed $seed" >&2; exit 2; }
 
 VM_EXTRA_MODULES=(drivers/net/veth net/sched/sch_netem)
 vm_root "$work"

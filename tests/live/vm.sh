@@ -8,6 +8,9 @@
 #   --put SRC[:DEST]  copy a file into the guest (DEST default /bin/BASENAME); an ELF binary brings its libraries.
 #                     Repeatable. A probe in C: gcc -o probe probe.c -libverbs -lrdmacm (libibverbs-dev,
 #                     librdmacm-dev), then --put probe
+#   --module PATH     load a module of the pinned kernel beyond the RDMA stack (a path under kernel/, without .ko,
+#                     e.g. drivers/net/veth); repeatable. The fault suite's network: --module drivers/net/veth
+#                     --module net/sched/sch_netem --put tests/live/fault_net.sh:/fault_net.sh
 #   --qpcheck         build //checker/cli:qpcheck and put it at /bin/qpcheck
 #   --tools           install ibverbs-utils and rdmacm-utils and put ibv_devinfo, ibv_rc_pingpong, ibv_srq_pingpong,
 #                     rping, ucmatose, rdma_server, rdma_client into /bin
@@ -30,9 +33,11 @@ usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
 source "$here/vm_lib.sh"
 
 puts=() qpcheck=0 tools=0 secs=600 console="" script="" command=""
+VM_EXTRA_MODULES=()
 while (($#)); do
   case $1 in
     --put) puts+=("$2"); shift 2 ;;
+    --module) VM_EXTRA_MODULES+=("$2"); shift 2 ;;
     --qpcheck) qpcheck=1; shift ;;
     --tools) tools=1; shift ;;
     --timeout) secs=$2; shift 2 ;;
