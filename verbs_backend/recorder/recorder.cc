@@ -347,11 +347,11 @@ void addresses(json& j, rdma_cm_id* id) {
 
 // A call on one cm_id: the common record and "id".
 template <typename F>
-int id_call(const char* name, rdma_cm_id* id, F&& f) {
+int id_call(const char* name, rdma_cm_id* id, F&& f, bool at_return = false) {
   Call c(name);
   int ret = f();
   int err = errno;
-  json j = c.record(ret, rdma_err(ret, err));
+  json j = c.record(ret, rdma_err(ret, err), at_return);
   j["id"] = handle(id);
   log().write(std::move(j));
   errno = err;
@@ -517,10 +517,15 @@ int rdma_notify(rdma_cm_id* id, ibv_event_type event) {
   return ret;
 }
 
+// Stamped at its return: librdmacm's rdma_destroy_id (rdma-core 44 cma.c) destroys the kernel id, then waits until
+// every event the kernel had reported for it is acked, so another thread's rdma_get_cm_event can return one of its
+// events while this call is running (seen on rxe: a DISCONNECTED returned inside the client's rdma_destroy_id). That
+// event was taken before the kernel id went (ucma_destroy_id frees the events not yet read), and an entry stamp
+// would order the destroy before it.
 int rdma_destroy_id(rdma_cm_id* id) {
   NEXT(rdma_destroy_id);
   if (!real) return -1;
-  return id_call("rdma_destroy_id", id, [&] { return real(id); });
+  return id_call("rdma_destroy_id", id, [&] { return real(id); }, true);
 }
 
 int rdma_get_cm_event(rdma_event_channel* channel, rdma_cm_event** event) {
