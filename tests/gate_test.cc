@@ -83,12 +83,12 @@ TEST_CASE("gate over spec/: every shipped expectation holds, with exact verdicts
   json s = json::parse(r.out);
   CHECK(s["schema"] == "qpcheck.gate");
   CHECK(s["verdict"] == "pass");
-  CHECK(s["counts"]["specs"] == 20);
-  CHECK(s["counts"]["configurations"] == 67);
-  CHECK(s["counts"]["checks"] == 1021);
-  CHECK(s["counts"]["as_expected"] == 1021);
+  CHECK(s["counts"]["specs"] == 21);
+  CHECK(s["counts"]["configurations"] == 69);
+  CHECK(s["counts"]["checks"] == 1189);
+  CHECK(s["counts"]["as_expected"] == 1189);
   CHECK(s["counts"]["new_violations"] == 0);
-  CHECK(s["counts"]["vacuous"] == 272);
+  CHECK(s["counts"]["vacuous"] == 293);
 
   // A liveness property is a check like the others: its expectation, its lasso (prefix and cycle) as the
   // counterexample, its fairness; and where it holds, no counterexample.
@@ -126,9 +126,9 @@ TEST_CASE("gate over spec/: every shipped expectation holds, with exact verdicts
   CHECK(property(rnr7, "passive_send_after_peer_recv")["actual"] == "violated");
   CHECK(property(rnr7, "deadlock")["actual"] == "holds");  // the RNR NAKs are retried until the receive is posted
 
-  // Coverage: with STRICT creation the client fails at its first post_recv; only 2 of 114 actions ever fire.
+  // Coverage: with STRICT creation the client fails at its first post_recv; only 2 of 120 actions ever fire.
   const json& strict = config(s, "spec/06_today_strict_create.qpspec", "qp_create=STRICT");
-  CHECK(strict["coverage"]["actions"] == 114);
+  CHECK(strict["coverage"]["actions"] == 120);
   CHECK(strict["coverage"]["actions_fired"] == 2);
   CHECK(strict["coverage"]["statements_never_executed"].size() == 14);
   CHECK(property(strict, "recv_before_wakeup")["vacuous"] == true);
@@ -176,7 +176,7 @@ TEST_CASE("header expectations (// expect:) agree with the spec-level ones for t
     }
     ++checked;
   }
-  CHECK(checked == 20);
+  CHECK(checked == 21);
 }
 
 TEST_CASE("unexpected outcomes fail the gate: a new violation and a violation that no longer happens") {
@@ -214,7 +214,7 @@ TEST_CASE("unexpected outcomes fail the gate: a new violation and a violation th
   CHECK(lim.rc == 2);
   json l = json::parse(lim.out);
   CHECK(l["verdict"] == "inconclusive");
-  CHECK(l["counts"]["inconclusive"] == 60);
+  CHECK(l["counts"]["inconclusive"] == 68);
   CHECK(config(l, "spec/03_patch_passive_first_ib.qpspec", "transport=IB connect_rnr_retry=0")["limit"] == "max-states");
 }
 
@@ -302,7 +302,7 @@ TEST_CASE("JUnit validates against tests/schemas/junit.xsd and SARIF against the
   CHECK(sh(validate + (dir / "broken.sarif").string() + " 2>/dev/null") != 0);
 
   // JUnit: one testcase per spec x configuration x property; the counterexample in the failure text.
-  CHECK(xml.find("tests=\"1027\" failures=\"2\" errors=\"0\" skipped=\"0\"") != std::string::npos);
+  CHECK(xml.find("tests=\"1195\" failures=\"2\" errors=\"0\" skipped=\"0\"") != std::string::npos);
   CHECK(xml.find("<failure message=\"new violation of small (1 step); expected to hold\" type=\"new-violation\">") !=
         std::string::npos);
   // SARIF: the seed violation at the invariant's line, its 10 steps as a code flow through the spec's lines.
@@ -520,7 +520,7 @@ TEST_CASE("diff: today vs the 2021 patch (passive-first) reports exactly the ver
   // "params" is an object of every parameter, as in the gate's JSON summary (version 1 wrote a string).
   CHECK(d["changes"][0]["params"]["transport"] == "IB");
   CHECK(d["changes"][0]["params"]["connect_rnr_retry"] == "7");
-  CHECK(d["changes"][0]["params"].size() == 44);  // every parameter of library v3.2
+  CHECK(d["changes"][0]["params"].size() == 47);  // every parameter of library v3.3
   // Shared configurations (every parameter equal): IB and iWARP with LEGACY creation and connect_rnr_retry 7.
   std::vector<std::string> changes;
   for (const json& c : d["changes"]) {
@@ -535,7 +535,7 @@ TEST_CASE("diff: today vs the 2021 patch (passive-first) reports exactly the ver
                        "transport=IWARP connect_rnr_retry=7 passive_send_after_peer_recv holds->violated",
                        "transport=IWARP connect_rnr_retry=7 deadlock holds->violated",
                    });
-  CHECK(d["unchanged"] == 24);
+  CHECK(d["unchanged"] == 28);
   CHECK(d["only_in_old"].size() == 2);
   CHECK(d["only_in_new"].size() == 2);
 
@@ -544,7 +544,7 @@ TEST_CASE("diff: today vs the 2021 patch (passive-first) reports exactly the ver
   o.format = cli::Format::kText;
   std::ostringstream o2, e2;
   CHECK(cli::run_diff(o, o2, e2) == 0);
-  CHECK(o2.str().find("No verdict changes (60 property verdicts compared).") != std::string::npos);
+  CHECK(o2.str().find("No verdict changes (68 property verdicts compared).") != std::string::npos);
 }
 
 }  // namespace

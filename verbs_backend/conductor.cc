@@ -75,6 +75,7 @@ PlannedOp plan_op(const trace::ReplayStep& r, const std::string& where) {
       case ReplayArg::kDepth: op.numbers.push_back(parse_int(a, 0, 255, at)); break;
       case ReplayArg::kSrq: op.numbers.push_back(parse_int(a, 0, 15, at)); break;
       case ReplayArg::kLimit: op.numbers.push_back(parse_int(a, 0, 65535, at)); break;
+      case ReplayArg::kMr: op.numbers.push_back(parse_int(a, 0, kMaxMrs - 1, at)); break;
       case ReplayArg::kAsyncEvent: name(known(ReplayArg::kAsyncEvent), "an IBV_EVENT_* async event"); break;
       case ReplayArg::kCmEvent: name(known(ReplayArg::kCmEvent), "an RDMA_CM_EVENT_* name"); break;
       case ReplayArg::kWcStatus: name(known(ReplayArg::kWcStatus), "an IBV_WC_* status"); break;
@@ -86,6 +87,13 @@ PlannedOp plan_op(const trace::ReplayStep& r, const std::string& where) {
   if (!op.endpoints.empty()) op.ep = op.endpoints[0];
   if (!op.numbers.empty()) op.number = op.numbers[0];
   if (!op.names.empty()) op.name = op.names[0];
+  // An invalidation names an rkey: only the forms with a memory region can post one.
+  const ReplayOpId id = op_id(*spec);
+  if ((id == ReplayOpId::kPostSend || id == ReplayOpId::kPostSendUnsignaled) && spec->arity == 2 &&
+      (op.name == "IBV_WR_SEND_WITH_INV" || op.name == "IBV_WR_LOCAL_INV")) {
+    throw PlanError(fmt::format("{}: {} of {} names a memory region: use {}(ENDPOINT, {}, MR)", where, r.op, op.name,
+                                r.op, op.name));
+  }
   return op;
 }
 
@@ -102,7 +110,8 @@ std::string PlannedOp::text() const {
       case ReplayArg::kRetry:
       case ReplayArg::kDepth:
       case ReplayArg::kSrq:
-      case ReplayArg::kLimit: out += std::to_string(numbers.at(n++)); break;
+      case ReplayArg::kLimit:
+      case ReplayArg::kMr: out += std::to_string(numbers.at(n++)); break;
       default: out += names.at(s++); break;
     }
   }
@@ -185,8 +194,17 @@ struct Observed {
   size_t async_expect = 0, async_get = 0;   // expect_async_event / get_async_event (expect_srq_event / get_srq_event)
 };
 
-// A receive completion as the report shows it: "IBV_WC_SUCCESS", "IBV_WC_SUCCESS (SRQ 0)".
-std::string recv_text(const Completion& c) { return c.srq >= 0 ? fmt::format("{} (SRQ {})", c.name, c.srq) : c.name; }
+// What a receive completion's IBV_WC_WITH_INV names, as the report shows it: ", IBV_WC_WITH_INV of MR 0", or "" when
+// the flag is not set.
+std::string inv_text(const Completion& c) {
+  return c.invalidated.empty() ? "" : ", IBV_WC_WITH_INV of " + c.invalidated;
+}
+
+// A receive completion with its SRQ, as expect_srq_recv compares it: "IBV_WC_SUCCESS", "IBV_WC_SUCCESS (SRQ 0)".
+std::string srq_text(const Completion& c) { return c.srq >= 0 ? fmt::format("{} (SRQ {})", c.name, c.srq) : c.name; }
+
+// A receive completion as the report shows it: srq_text and inv_text ("IBV_WC_SUCCESS, IBV_WC_WITH_INV of MR 0").
+std::string recv_text(const Completion& c) { return srq_text(c) + inv_text(c); }
 
 bool is_flush(const Completion& c) { return c.name == "IBV_WC_WR_FLUSH_ERR"; }
 
@@ -198,9 +216,11 @@ QpState qp_state(const std::string& name) {  // "IBV_QPS_RTS"; make_plan checked
   return QpState::kErr;
 }
 
-WrOpcode wr_opcode(const std::string& name) {
+WrOpcode wr_opcode(const std::string& name) {  // make_plan checked it
   if (name == "IBV_WR_RDMA_WRITE") return WrOpcode::kRdmaWrite;
   if (name == "IBV_WR_RDMA_READ") return WrOpcode::kRdmaRead;
+  if (name == "IBV_WR_SEND_WITH_INV") return WrOpcode::kSendWithInv;
+  if (name == "IBV_WR_LOCAL_INV") return WrOpcode::kLocalInv;
   return WrOpcode::kSend;
 }
 
@@ -424,7 +444,42 @@ class Run {
       case ReplayOpId::kPostSrqRecv: return host(dev_.post_srq_recv(op.numbers[0], op.numbers[1]));
       case ReplayOpId::kPostRecv: return host(dev_.post_recv(op.ep, op.number));
       case ReplayOpId::kPostSend:
-        return host(dev_.post_send(op.ep, arity == 1 ? WrOpcode::kSend : wr_opcode(op.name)));
+      case ReplayOpId::kPostSendUnsignaled: {
+        SendWr wr;
+        wr.op = arity == 1 ? WrOpcode::kSend : wr_opcode(op.name);
+        wr.signaled = id == ReplayOpId::kPostSend;
+        if (arity == 3 && wr.op != WrOpcode::kSend) wr.mr = op.number;  // a Send names no memory region
+        bool ok = host(dev_.post_send(op.ep, wr));
+        // A WR that names a buffer never registered carries rkey 0: the log says so.
+        Endpoint owner = wr.op == WrOpcode::kLocalInv ? op.ep : op.ep.peer();
+        if (wr.mr >= 0 && !mrs_.count({owner, wr.mr})) {
+          out_.log.back().observed +=
+              fmt::format(" ({}'s buffer {} was never registered: rkey 0)", owner.text(), wr.mr);
+          if (!ok) out_.observed = out_.log.back().observed;
+        }
+        return ok;
+      }
+      case ReplayOpId::kRegMr:
+      case ReplayOpId::kRegMrLocal: {
+        auto it = mrs_.find({op.ep, op.number});
+        if (it != mrs_.end() && it->second) {
+          // The model never registers a registered buffer: the trace is not one of its runs.
+          rec.observed = fmt::format("not called: {}'s buffer {} is registered already", op.ep.text(), op.number);
+          rec.match = false;
+          log(rec);
+          decide(Verdict::kDiverged, s.index, "ok", rec.observed,
+                 "conductor error: the trace registers a memory region that is registered (the model never does)");
+          return false;
+        }
+        Status r = dev_.reg_mr(op.ep, op.number, id == ReplayOpId::kRegMr);
+        if (r.ok()) mrs_[{op.ep, op.number}] = true;
+        return host(r);
+      }
+      case ReplayOpId::kDeregMr: {
+        Status r = dev_.dereg_mr(op.ep, op.number);
+        if (r.ok()) mrs_[{op.ep, op.number}] = false;
+        return host(r);
+      }
       case ReplayOpId::kConnect:
       case ReplayOpId::kAccept: {
         ConnParam cp;
@@ -478,17 +533,21 @@ class Run {
         const bool srq = id == ReplayOpId::kExpectSrqRecv;
         size_t& cursor = id == ReplayOpId::kPollRecv ? o.recv_poll : o.recv_expect;
         bool arrival = arity == 1;  // the first library's forms: a successful arrival, flushes skipped
-        std::string expected = srq       ? fmt::format("IBV_WC_SUCCESS (SRQ {})", op.number)
-                               : arrival ? "IBV_WC_SUCCESS"
-                                         : op.name;
+        // The 3-argument forms: the completion carries IBV_WC_WITH_INV of the endpoint's buffer MR; the others: it
+        // does not (the comparison includes inv_text).
+        std::string expected = srq         ? fmt::format("IBV_WC_SUCCESS (SRQ {})", op.number)
+                               : arrival   ? "IBV_WC_SUCCESS"
+                               : arity == 3 ? fmt::format("{}, IBV_WC_WITH_INV of MR {}", op.name, op.numbers[0])
+                                            : op.name;
         int flushed = 0;
         bool got = wait_recv(op.ep, &cursor, arrival, &flushed, &st);
-        // Only expect_srq_recv names the SRQ; poll_recv and expect_recv compare the status (a QP's receives come
-        // from its SRQ or its own receive queue by how it was created, not by what the poll asks).
+        // Only expect_srq_recv names the SRQ (and it does not compare IBV_WC_WITH_INV); poll_recv and expect_recv
+        // compare the status and IBV_WC_WITH_INV (a QP's receives come from its SRQ or its own receive queue by how
+        // it was created, not by what the poll asks).
         std::string seen;
         if (got) {
           const Completion& c = o.recvs[cursor++];
-          seen = srq ? recv_text(c) : c.name;
+          seen = srq ? srq_text(c) : c.name + inv_text(c);  // expect_srq_recv does not compare IBV_WC_WITH_INV
         }
         bool ok = observe(got, expected, seen);
         if (!got && st.ok() && flushed > 0) {
@@ -696,6 +755,8 @@ class Run {
   const ConductorOptions& opt_;
   std::map<Endpoint, Observed> observed_;
   std::map<int, Observed> srq_observed_;
+  // Each (endpoint, buffer) reg_mr named: true while registered, false once deregistered (absent: never registered).
+  std::map<std::pair<Endpoint, int>, bool> mrs_;
   int repetition_ = 0;  // the cycle repetition being replayed (0: the prefix)
   Outcome out_;
 };

@@ -34,7 +34,7 @@ struct PlannedOp {
   std::string op;                 // its name (replay_ops.h)
   const lang::ReplayOpSpec* spec = nullptr;  // the form (name and arity) it matched
   std::vector<Endpoint> endpoints;           // kEndpoint arguments
-  std::vector<int> numbers;                  // kCount, kRetry, kDepth, kSrq arguments
+  std::vector<int> numbers;                  // kCount, kRetry, kDepth, kSrq, kLimit, kMr arguments
   std::vector<std::string> names;            // enum arguments as written (RDMA_CM_EVENT_*, IBV_WC_*, IBV_QPS_*, ...)
   // The first of each: endpoint, number, name.
   Endpoint ep;

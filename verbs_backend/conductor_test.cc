@@ -104,7 +104,7 @@ TEST_CASE("make_plan names the step, the call and the bad value") {
   CHECK(plan_error(make("violated", {step(1, {{"expect_send_wc", {"ACTIVE", "NO_COMPLETION"}}})})) ==
         "step 1 (p), call proc: expect_send_wc argument 2: not an IBV_WC_* status: \"NO_COMPLETION\"");
   CHECK(plan_error(make("violated", {step(1, {{"post_send", {}}})})) ==
-        "step 1 (p), call proc: replay operation post_send takes 1 or 2 arguments, found 0");
+        "step 1 (p), call proc: replay operation post_send takes 1 or 2 or 3 arguments, found 0");
   CHECK(plan_error(make("inconclusive", {})) == "the trace's verdict is \"inconclusive\": there is no schedule to replay");
   CHECK(plan_error(make("holds", {})).rfind("the trace has no steps", 0) == 0);
 }
@@ -356,6 +356,155 @@ TEST_CASE("plain-verbs attributes travel as modify_qp's arguments; a bad value i
   CHECK(m.text() == "modify_qp(ACTIVE, IBV_QPS_RTS, 2, 3, 6, 4)");
   CHECK(plan_error(make_ops("holds", {{{"modify_qp", {"ACTIVE", "IBV_QPS_RTS", "1", "8", "7", "1"}}}})) ==
         "step 1 (p), call proc: modify_qp argument 4: expected an integer in 0..7, found \"8\"");
+}
+
+using Ops = std::vector<std::vector<trace::ReplayStep>>;
+
+TEST_CASE("memory regions: a WRITE to the peer's registered buffer succeeds, after its dereg_mr it is REM_ACCESS_ERR") {
+  // up("") is steps 1-7 (9 operations); these are steps 8-14
+  auto ops = up("") + Ops{{{"reg_mr", {"PASSIVE", "0"}}},
+                          {{"post_send", {"ACTIVE", "IBV_WR_RDMA_WRITE", "0"}}},
+                          {{"expect_send_wc", {"ACTIVE", "IBV_WC_SUCCESS", "IBV_WC_RDMA_WRITE"}}},
+                          {{"dereg_mr", {"PASSIVE", "0"}}},
+                          {{"post_send", {"ACTIVE", "IBV_WR_RDMA_WRITE", "0"}}},  // the stale rkey
+                          {{"expect_send_wc", {"ACTIVE", "IBV_WC_REM_ACCESS_ERR", "IBV_WC_RDMA_WRITE"}}},
+                          {{"expect_recv", {"PASSIVE", "IBV_WC_WR_FLUSH_ERR"}}}};  // both QPs went to ERR
+  Outcome o = run(make_ops("holds", ops));
+  CHECK(o.verdict == Verdict::kNotReproduced);
+  REQUIRE(o.log.size() == 16);
+  CHECK(o.log[9].op == "reg_mr(PASSIVE, 0)");
+  CHECK(o.log[10].op == "post_send(ACTIVE, IBV_WR_RDMA_WRITE, 0)");
+  CHECK(o.log[10].observed == "ok");
+  CHECK(o.log[11].observed == "IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE");
+  CHECK(o.log[14].observed == "IBV_WC_REM_ACCESS_ERR, IBV_WC_RDMA_WRITE");
+  // a model that lets the WRITE through after the dereg_mr diverges there
+  ops[12][0].args[1] = "IBV_WC_SUCCESS";
+  Outcome d = run(make_ops("holds", ops));
+  CHECK(d.verdict == Verdict::kDiverged);
+  CHECK(d.step == 13);
+  CHECK(decided(d) == "IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE | IBV_WC_REM_ACCESS_ERR, IBV_WC_RDMA_WRITE");
+  // without the reg_mr the buffer was never registered: rkey 0, said in the log, and the first WRITE fails
+  auto never = ops;
+  never[7].clear();
+  Outcome n = run(make_ops("holds", never));
+  CHECK(n.verdict == Verdict::kDiverged);
+  CHECK(n.step == 10);
+  CHECK(n.log[9].observed == "ok (PASSIVE's buffer 0 was never registered: rkey 0)");
+  CHECK(decided(n) == "IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE | IBV_WC_REM_ACCESS_ERR, IBV_WC_RDMA_WRITE");
+}
+
+TEST_CASE("memory regions: reg_mr_local and LOCAL_INV deny remote access; a buffer is registered at most once") {
+  auto ops = up("") + Ops{{{"reg_mr_local", {"PASSIVE", "2"}}, {"reg_mr", {"PASSIVE", "1"}}},
+                          {{"post_send", {"PASSIVE", "IBV_WR_LOCAL_INV", "1"}}},
+                          {{"expect_send_wc", {"PASSIVE", "IBV_WC_SUCCESS", "IBV_WC_LOCAL_INV"}}},
+                          {{"post_send", {"ACTIVE", "IBV_WR_RDMA_READ", "1"}}},
+                          {{"expect_send_wc", {"ACTIVE", "IBV_WC_REM_ACCESS_ERR", "IBV_WC_RDMA_READ"}}}};
+  Outcome o = run(make_ops("holds", ops));
+  CHECK(o.verdict == Verdict::kNotReproduced);
+  CHECK(o.log.back().observed == "IBV_WC_REM_ACCESS_ERR, IBV_WC_RDMA_READ");
+  // a READ of the buffer registered without remote access fails the same way
+  auto local = ops;
+  local[8].clear();
+  local[9].clear();
+  local[10][0].args[2] = "2";
+  Outcome l = run(make_ops("holds", local));
+  CHECK(l.verdict == Verdict::kNotReproduced);
+  CHECK(l.log.back().observed == "IBV_WC_REM_ACCESS_ERR, IBV_WC_RDMA_READ");
+  // the model never registers a registered buffer: the conductor refuses to, and the replay stops there
+  auto twice = up("") + Ops{{{"reg_mr", {"PASSIVE", "0"}}}, {{"reg_mr_local", {"PASSIVE", "0"}}}};
+  Outcome t = run(make_ops("holds", twice));
+  CHECK(t.verdict == Verdict::kDiverged);
+  CHECK(t.step == 9);
+  CHECK(t.observed == "not called: PASSIVE's buffer 0 is registered already");
+  CHECK(t.reason.rfind("conductor error: ", 0) == 0);
+  // after a dereg_mr it may be registered again: a new rkey, the WRITE succeeds
+  auto again = up("") + Ops{{{"reg_mr", {"PASSIVE", "0"}}, {"dereg_mr", {"PASSIVE", "0"}},
+                             {"reg_mr", {"PASSIVE", "0"}}},
+                            {{"post_send", {"ACTIVE", "IBV_WR_RDMA_WRITE", "0"}}},
+                            {{"expect_send_wc", {"ACTIVE", "IBV_WC_SUCCESS", "IBV_WC_RDMA_WRITE"}}}};
+  CHECK(run(make_ops("holds", again)).verdict == Verdict::kNotReproduced);
+}
+
+TEST_CASE("SEND_WITH_INV: the receive carries IBV_WC_WITH_INV of the MR; only the 3-argument expect_recv matches it") {
+  auto ops = up("") + Ops{{{"reg_mr", {"PASSIVE", "0"}}, {"reg_mr", {"PASSIVE", "1"}}},
+                          {{"post_send", {"ACTIVE", "IBV_WR_SEND_WITH_INV", "0"}}},
+                          {{"expect_recv", {"PASSIVE", "IBV_WC_SUCCESS", "0"}}},
+                          {{"expect_send_wc", {"ACTIVE", "IBV_WC_SUCCESS", "IBV_WC_SEND"}}},
+                          {{"poll_recv", {"PASSIVE", "IBV_WC_SUCCESS", "0"}}},
+                          // the invalidated MR stays registered but denies remote access; MR 1 still allows it
+                          {{"post_send", {"ACTIVE", "IBV_WR_RDMA_WRITE", "1"}}},
+                          {{"expect_send_wc", {"ACTIVE", "IBV_WC_SUCCESS", "IBV_WC_RDMA_WRITE"}}},
+                          {{"post_send", {"ACTIVE", "IBV_WR_RDMA_WRITE", "0"}}},
+                          {{"expect_send_wc", {"ACTIVE", "IBV_WC_REM_ACCESS_ERR", "IBV_WC_RDMA_WRITE"}}}};
+  Outcome o = run(make_ops("holds", ops));
+  CHECK(o.verdict == Verdict::kNotReproduced);
+  REQUIRE(o.log.size() == 19);
+  CHECK(o.log[12].op == "expect_recv(PASSIVE, IBV_WC_SUCCESS, 0)");
+  CHECK(o.log[12].expected == "IBV_WC_SUCCESS, IBV_WC_WITH_INV of MR 0");
+  CHECK(o.log[12].observed == "IBV_WC_SUCCESS, IBV_WC_WITH_INV of MR 0");
+  // the same run read by the 2-argument form (which predicts no invalidation) diverges there
+  auto two = ops;
+  two[9][0].args.pop_back();
+  Outcome d = run(make_ops("holds", two));
+  CHECK(d.verdict == Verdict::kDiverged);
+  CHECK(d.step == 10);
+  CHECK(decided(d) == "IBV_WC_SUCCESS | IBV_WC_SUCCESS, IBV_WC_WITH_INV of MR 0");
+  // ... and so does the first library's form
+  two[9][0].args.pop_back();
+  CHECK(decided(run(make_ops("holds", two))) == "IBV_WC_SUCCESS | IBV_WC_SUCCESS, IBV_WC_WITH_INV of MR 0");
+  // the 3-argument form naming another MR diverges, and so does a plain Send where it predicts an invalidation
+  auto other = ops;
+  other[9][0].args[2] = "1";
+  CHECK(decided(run(make_ops("holds", other))) ==
+        "IBV_WC_SUCCESS, IBV_WC_WITH_INV of MR 1 | IBV_WC_SUCCESS, IBV_WC_WITH_INV of MR 0");
+  auto plain = ops;
+  plain[8][0] = {"post_send", {"ACTIVE", "IBV_WR_SEND"}};
+  CHECK(decided(run(make_ops("holds", plain))) == "IBV_WC_SUCCESS, IBV_WC_WITH_INV of MR 0 | IBV_WC_SUCCESS");
+  // expect_srq_recv does not compare IBV_WC_WITH_INV: a SEND_WITH_INV to a QP of an SRQ matches it
+  Outcome q = run(make_ops("holds", {{{"create_srq", {"0"}}, {"post_srq_recv", {"0", "1"}}},
+                                     {{"create_qp", {"ACTIVE"}}, {"connect", {"ACTIVE", "7", "1", "1"}}},
+                                     {{"get_cm_event", {"PASSIVE", "RDMA_CM_EVENT_CONNECT_REQUEST"}}},
+                                     {{"create_qp_srq", {"PASSIVE", "0"}}, {"accept", {"PASSIVE", "7", "1", "1"}}},
+                                     {{"get_cm_event", {"ACTIVE", "RDMA_CM_EVENT_ESTABLISHED"}}},
+                                     {{"reg_mr", {"PASSIVE", "0"}},
+                                      {"post_send", {"ACTIVE", "IBV_WR_SEND_WITH_INV", "0"}}},
+                                     {{"expect_srq_recv", {"0", "PASSIVE"}}}}));
+  CHECK(q.verdict == Verdict::kNotReproduced);
+  CHECK(q.log.back().observed == "IBV_WC_SUCCESS (SRQ 0)");
+  // an invalidation names an rkey: the 2-argument post_send cannot post one
+  CHECK(plan_error(make_ops("holds", {{{"post_send", {"ACTIVE", "IBV_WR_SEND_WITH_INV"}}}})) ==
+        "step 1 (p), call proc: post_send of IBV_WR_SEND_WITH_INV names a memory region: use "
+        "post_send(ENDPOINT, IBV_WR_SEND_WITH_INV, MR)");
+  CHECK(plan_error(make_ops("holds", {{{"reg_mr", {"ACTIVE", "16"}}}})) ==
+        "step 1 (p), call proc: reg_mr argument 2: expected an integer in 0..15, found \"16\"");
+}
+
+TEST_CASE("an unsignaled WR completes only on error: an unsignaled Send and a signaled one give one completion") {
+  auto ops = up("") + Ops{{{"post_send_unsignaled", {"ACTIVE", "IBV_WR_SEND"}}},
+                          {{"post_send", {"ACTIVE", "IBV_WR_SEND"}}},
+                          {{"expect_recv", {"PASSIVE", "IBV_WC_SUCCESS"}},
+                           {"expect_recv", {"PASSIVE", "IBV_WC_SUCCESS"}}},
+                          {{"expect_send_wc", {"ACTIVE", "IBV_WC_SUCCESS", "IBV_WC_SEND"}}},
+                          {{"expect_no_completion", {"ACTIVE"}}}};
+  Outcome o = run(make_ops("holds", ops));
+  CHECK(o.verdict == Verdict::kNotReproduced);
+  CHECK(o.log[9].op == "post_send_unsignaled(ACTIVE, IBV_WR_SEND)");
+  CHECK(o.log.back().observed == "no completion within 1 ms");
+  // a model that expects a second send completion waits in vain
+  auto two = ops;
+  two[11].push_back({"expect_send_wc", {"ACTIVE", "IBV_WC_SUCCESS", "IBV_WC_SEND"}});
+  Outcome d = run(make_ops("holds", two));
+  CHECK(d.verdict == Verdict::kDiverged);
+  CHECK(d.step == 12);
+  CHECK(d.observed == "nothing within 1 ms");
+  // an unsignaled WR that fails does complete, with the opcode it was posted with
+  auto err = up("") + Ops{{{"post_send_unsignaled", {"ACTIVE", "IBV_WR_RDMA_WRITE", "3"}}},
+                          {{"expect_send_wc", {"ACTIVE", "IBV_WC_REM_ACCESS_ERR", "IBV_WC_RDMA_WRITE"}}},
+                          {{"post_send_unsignaled", {"ACTIVE", "IBV_WR_SEND"}}},  // into ERR: flushed, completes
+                          {{"expect_send_wc", {"ACTIVE", "IBV_WC_WR_FLUSH_ERR", "IBV_WC_SEND"}}}};
+  Outcome e = run(make_ops("holds", err));
+  CHECK(e.verdict == Verdict::kNotReproduced);
+  CHECK(e.log[9].observed == "ok (PASSIVE's buffer 3 was never registered: rkey 0)");
 }
 
 }  // namespace

@@ -44,6 +44,8 @@ const char* wr_opcode_name(WrOpcode o) {
     case WrOpcode::kSend: return "IBV_WR_SEND";
     case WrOpcode::kRdmaWrite: return "IBV_WR_RDMA_WRITE";
     case WrOpcode::kRdmaRead: return "IBV_WR_RDMA_READ";
+    case WrOpcode::kSendWithInv: return "IBV_WR_SEND_WITH_INV";
+    case WrOpcode::kLocalInv: return "IBV_WR_LOCAL_INV";
   }
   return "IBV_WR_?";
 }

@@ -55,9 +55,25 @@ struct ConnParam {
 enum class QpState { kReset, kInit, kRtr, kRts, kSqd, kSqe, kErr };
 const char* qp_state_name(QpState s);  // "IBV_QPS_RTS"
 
-// The work requests the conductor posts (ibv_wr_opcode): one signaled WR of 32 bytes each.
-enum class WrOpcode { kSend, kRdmaWrite, kRdmaRead };
+// The work requests the conductor posts (ibv_wr_opcode): one WR of 32 bytes each.
+enum class WrOpcode { kSend, kRdmaWrite, kRdmaRead, kSendWithInv, kLocalInv };
 const char* wr_opcode_name(WrOpcode o);  // "IBV_WR_RDMA_READ"
+
+// The memory regions of an endpoint that reg_mr names: data buffers 0..kMaxMrs-1 of kMrBytes each, apart from the
+// buffer (and MR) that Sends and receives use.
+inline constexpr int kMaxMrs = 16;
+inline constexpr size_t kMrBytes = 4096;
+
+// One send WR as the conductor posts it (ibv_send_wr, ibv_post_send.3).
+struct SendWr {
+  WrOpcode op = WrOpcode::kSend;
+  // The data buffer the WR names (0..kMaxMrs-1), by its rkey: the current one, or the last one it had if it was
+  // deregistered, or 0 if it was never registered. RDMA WRITE / READ (wr.rdma.rkey, remote_addr = that buffer) and
+  // SEND_WITH_INV (wr.invalidate_rkey): the PEER endpoint's buffer; LOCAL_INV (wr.invalidate_rkey): the endpoint's
+  // own. -1 (the 2-argument post_send): WRITE / READ target the peer's Send/receive MR; a Send ignores it.
+  int mr = -1;
+  bool signaled = true;  // IBV_SEND_SIGNALED (QPs have sq_sig_all 0): unsignaled, only an error or flush completes
+};
 
 // Attributes of ibv_modify_qp that come from the trace (the 6-argument modify_qp), for a plain-verbs QP's RTR and
 // RTS; the defaults are the 2-argument form's. The rest are fixed by the implementation (rdma_device.cc documents
@@ -72,11 +88,16 @@ struct QpAttrs {
 // One work completion as the device reported it. `opcode` is the WR's: for a send completion the opcode of the WR
 // the conductor posted under that wr_id (ibv_poll_cq.3: wc.opcode is valid only for IBV_WC_SUCCESS), for a
 // receive completion IBV_WC_RECV. `srq`: the SRQ whose receive WR completed, or -1 (the QP's own receive queue).
+// A receive completion with IBV_WC_WITH_INV in wc_flags (a SEND_WITH_INV arrived; verbs.h: wc.invalidated_rkey):
+// `invalidated` names the rkey ("MR 2": the current or last rkey of the endpoint's buffer 2; "rkey 0x1a2b (none of
+// PASSIVE's memory regions)") and `inv_mr` is that buffer or -1; without the flag `invalidated` is "".
 struct Completion {
   int status = 0;
   std::string name;    // "IBV_WC_SUCCESS", "IBV_WC_RNR_RETRY_EXC_ERR"
   std::string opcode;  // "IBV_WC_SEND", "IBV_WC_RDMA_READ", "IBV_WC_RECV"
   int srq = -1;
+  int inv_mr = -1;
+  std::string invalidated;
 };
 
 using Millis = std::chrono::milliseconds;
@@ -113,8 +134,14 @@ class Device {
   virtual Status post_srq_recv(int srq, int count) = 0;
   // ibv_post_recv of `count` receive WRs (one buffer each).
   virtual Status post_recv(Endpoint e, int count) = 0;
-  // ibv_post_send of one signaled WR; RDMA WRITE and READ target the peer endpoint's memory region.
-  virtual Status post_send(Endpoint e, WrOpcode op) = 0;
+  // ibv_post_send of one WR (SendWr says which memory region it names). The device keeps, per wr_id, the opcode of
+  // every WR, unsignaled ones included: an unsignaled WR completes only with an error or a flush.
+  virtual Status post_send(Endpoint e, const SendWr& wr) = 0;
+  // ibv_reg_mr of e's data buffer `mr` (0..kMaxMrs-1) on the PD: LOCAL_WRITE | REMOTE_WRITE | REMOTE_READ when
+  // `remote`, else LOCAL_WRITE alone. EEXIST when the buffer is registered already.
+  virtual Status reg_mr(Endpoint e, int mr, bool remote) = 0;
+  // ibv_dereg_mr of e's buffer `mr`; its last rkey is kept, for a later WR that names it (SendWr::mr).
+  virtual Status dereg_mr(Endpoint e, int mr) = 0;
   virtual Status connect(Endpoint e, const ConnParam& param) = 0;
   virtual Status accept(Endpoint e, const ConnParam& param) = 0;
   virtual Status reject(Endpoint e) = 0;

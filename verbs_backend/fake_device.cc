@@ -13,7 +13,7 @@ namespace {
 Completion wc(int status, std::string opcode, int srq = -1) {
   return Completion{status, std::string(kWcStatusNames.at(status)), std::move(opcode), srq};
 }
-constexpr int kSuccess = 0, kFlush = 5, kRnrRetryExc = 13;
+constexpr int kSuccess = 0, kLocQpOpErr = 2, kFlush = 5, kRemInvReqErr = 9, kRemAccessErr = 10, kRnrRetryExc = 13;
 
 // qp_state_table[cur][next].valid of the kernel's drivers/infiniband/core/verbs.c (Linux 6.1), ibv_qp_state order.
 bool legal(QpState from, QpState to) {
@@ -217,28 +217,88 @@ Status FakeDevice::post_recv(Endpoint e, int count) {
   return st;
 }
 
-Status FakeDevice::post_send(Endpoint e, WrOpcode op) {
+Status FakeDevice::post_send(Endpoint e, const SendWr& wr) {
   Status st;
   if (injected("ibv_post_send", &st)) return st;
   Side& s = side(e);
-  std::string opcode = op == WrOpcode::kSend ? "IBV_WC_SEND" : op == WrOpcode::kRdmaWrite ? "IBV_WC_RDMA_WRITE"
-                                                                                          : "IBV_WC_RDMA_READ";
+  const WrOpcode op = wr.op;
+  Wqe w;
+  w.op = op;
+  w.signaled = wr.signaled;
+  switch (op) {
+    case WrOpcode::kSend:
+    case WrOpcode::kSendWithInv: w.opcode = "IBV_WC_SEND"; break;  // rxe_comp.c wr_to_wc_opcode
+    case WrOpcode::kRdmaWrite: w.opcode = "IBV_WC_RDMA_WRITE"; break;
+    case WrOpcode::kRdmaRead: w.opcode = "IBV_WC_RDMA_READ"; break;
+    case WrOpcode::kLocalInv: w.opcode = "IBV_WC_LOCAL_INV"; break;
+  }
+  if (op != WrOpcode::kSend && wr.mr >= 0) {
+    w.names_mr = op == WrOpcode::kRdmaWrite || op == WrOpcode::kRdmaRead;
+    w.rkey = rkey_of(op == WrOpcode::kLocalInv ? e : e.peer(), wr.mr);
+  }
   if (!s.qp) return fail("ibv_post_send", EINVAL, "no QP");
   if (s.state == QpState::kErr && opt_.transport == Transport::kIWARP && s.disconnected) {
     // siw_post_send: a user QP's doorbell after the connection closed: -ENOTCONN (libsiw returns -1, errno set)
     return fail("ibv_post_send", ENOTCONN, "");
   }
   if (s.state == QpState::kErr) {
-    s.send_wcs.push_back(wc(kFlush, opcode));
+    s.send_wcs.push_back(wc(kFlush, w.opcode));  // a flush completes, signaled or not
     return st;
   }
   if (s.state != QpState::kRts && s.state != QpState::kSqd) return fail("ibv_post_send", EINVAL, "QP not in RTS");
-  if (op != WrOpcode::kSend && !side(e.peer()).cqs) {
+  if ((op == WrOpcode::kRdmaWrite || op == WrOpcode::kRdmaRead) && !w.names_mr && !side(e.peer()).cqs) {
     return fail("ibv_post_send", EINVAL, e.peer().text() + " has no memory region");
   }
-  s.sq.push_back(opcode);
+  s.sq.push_back(w);
   deliver();
   return st;
+}
+
+Status FakeDevice::reg_mr(Endpoint e, int mr, bool remote) {
+  Status st;
+  if (injected("ibv_reg_mr", &st)) return st;
+  Mr& m = side(e).mrs[mr];
+  if (m.registered) return fail("ibv_reg_mr", EEXIST, fmt::format("{}'s buffer {} is registered", e.text(), mr));
+  m.registered = true;
+  m.remote = remote;
+  m.valid = true;
+  m.rkey = next_rkey_;
+  next_rkey_ += 0x100;
+  return st;
+}
+
+Status FakeDevice::dereg_mr(Endpoint e, int mr) {
+  Status st;
+  if (injected("ibv_dereg_mr", &st)) return st;
+  auto it = side(e).mrs.find(mr);
+  if (it == side(e).mrs.end() || !it->second.registered) {
+    return fail("ibv_dereg_mr", EINVAL, fmt::format("{}'s buffer {} is not registered", e.text(), mr));
+  }
+  it->second.registered = false;  // the rkey stays: a WR may still name it
+  return st;
+}
+
+uint32_t FakeDevice::rkey_of(Endpoint owner, int mr) {
+  auto it = side(owner).mrs.find(mr);
+  return it == side(owner).mrs.end() ? 0 : it->second.rkey;
+}
+
+int FakeDevice::find_mr(Endpoint owner, uint32_t rkey) {
+  for (const auto& [i, m] : side(owner).mrs) {
+    if (m.registered && rkey != 0 && m.rkey == rkey) return i;
+  }
+  return -1;
+}
+
+void FakeDevice::complete(Side& s, const Wqe& w, int status) {
+  if (w.signaled || status != kSuccess) s.send_wcs.push_back(wc(status, w.opcode));  // rxe_comp.c do_complete
+}
+
+void FakeDevice::terminate(Endpoint e) {
+  for (Endpoint x : {e, e.peer()}) {
+    to_err(x);
+    if (opt_.transport == Transport::kIWARP) disconnected(x);
+  }
 }
 
 Status FakeDevice::connect(Endpoint e, const ConnParam& param) {
@@ -345,7 +405,7 @@ void FakeDevice::to_err(Endpoint e) {
   Side& s = side(e);
   if (!s.qp) return;
   s.state = QpState::kErr;
-  for (; !s.sq.empty(); s.sq.pop_front()) s.send_wcs.push_back(wc(kFlush, s.sq.front()));
+  for (; !s.sq.empty(); s.sq.pop_front()) s.send_wcs.push_back(wc(kFlush, s.sq.front().opcode));
   for (; s.recvs > 0; --s.recvs) s.recv_wcs.push_back(wc(kFlush, "IBV_WC_RECV"));
 }
 
@@ -361,12 +421,31 @@ void FakeDevice::deliver() {
     for (auto& [e, s] : sides_) {
       if (!s.qp || s.state != QpState::kRts || !s.joined || s.sq.empty()) continue;
       Endpoint pe = e.peer();
+      const Wqe w = s.sq.front();
+      if (w.op == WrOpcode::kLocalInv) {  // local: no packet, no peer
+        s.sq.pop_front();
+        auto m = s.mrs.find(find_mr(e, w.rkey));
+        if (m != s.mrs.end()) {
+          m->second.valid = false;
+          complete(s, w, kSuccess);
+        } else {
+          complete(s, w, kLocQpOpErr);
+          to_err(e);
+        }
+        moved = true;
+        continue;
+      }
       Side& r = side(pe);
       if (!r.qp || !receiving(r.state)) continue;  // dropped and retried by the transport
-      std::string opcode = s.sq.front();
-      if (opcode != "IBV_WC_SEND") {
+      if (w.op == WrOpcode::kRdmaWrite || w.op == WrOpcode::kRdmaRead) {
         s.sq.pop_front();
-        s.send_wcs.push_back(wc(kSuccess, opcode));
+        auto m = r.mrs.find(find_mr(pe, w.rkey));
+        if (w.names_mr && (m == r.mrs.end() || !m->second.valid || !m->second.remote)) {
+          complete(s, w, kRemAccessErr);
+          terminate(e);
+        } else {
+          complete(s, w, kSuccess);
+        }
         moved = true;
         continue;
       }
@@ -378,9 +457,25 @@ void FakeDevice::deliver() {
           srq_events_[r.srq].push_back("IBV_EVENT_SRQ_LIMIT_REACHED");
         }
         s.sq.pop_front();
-        r.recv_wcs.push_back(wc(kSuccess, "IBV_WC_RECV", r.srq));
-        s.send_wcs.push_back(wc(kSuccess, opcode));
         moved = true;
+        if (w.op == WrOpcode::kSendWithInv) {
+          auto m = r.mrs.find(find_mr(pe, w.rkey));
+          if (m == r.mrs.end()) {  // siw_invalidate_stag fails: the receive errs, a TERMINATE
+            r.recv_wcs.push_back(wc(kRemInvReqErr, "IBV_WC_RECV", r.srq));
+            complete(s, w, kSuccess);
+            terminate(e);
+            continue;
+          }
+          m->second.valid = false;
+          Completion c = wc(kSuccess, "IBV_WC_RECV", r.srq);
+          c.inv_mr = m->first;
+          c.invalidated = fmt::format("MR {}", m->first);
+          r.recv_wcs.push_back(c);
+          complete(s, w, kSuccess);
+          continue;
+        }
+        r.recv_wcs.push_back(wc(kSuccess, "IBV_WC_RECV", r.srq));
+        complete(s, w, kSuccess);
         continue;
       }
       if (opt_.transport == Transport::kIB) {
@@ -389,14 +484,14 @@ void FakeDevice::deliver() {
           continue;
         }
         s.sq.pop_front();
-        s.send_wcs.push_back(wc(kRnrRetryExc, opcode));
+        complete(s, w, kRnrRetryExc);
         to_err(e);
         moved = true;
         continue;
       }
       // iWARP: DDP TERMINATE, both sides torn down.
       s.sq.pop_front();
-      s.send_wcs.push_back(wc(kSuccess, opcode));
+      complete(s, w, kSuccess);
       for (Endpoint x : {e, pe}) {
         to_err(x);
         disconnected(x);

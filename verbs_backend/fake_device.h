@@ -27,11 +27,22 @@
 //    rdma_disconnect), then TIMEWAIT_EXIT on both; iWARP: DISCONNECTED on both at once. destroy_id: no more events;
 //    a connected id's peer gets DISCONNECTED. As measured on siw: rdma_connect with no listener fails
 //    (ECONNREFUSED), a Send posted after the close fails (ENOTCONN) instead of flushing.
+//  - Memory regions (siw-like): reg_mr gives an endpoint's buffer a fresh rkey (also without remote access, as siw's
+//    STag); dereg_mr unregisters it, its rkey stays known to the WRs that name it. An RDMA WRITE or READ naming an
+//    rkey that is not a registered, valid MR of the peer with remote access fails at the requester with
+//    IBV_WC_REM_ACCESS_ERR and both QPs go to ERR (iWARP: both DISCONNECTED too, the TERMINATE). SEND_WITH_INV
+//    consumes a receive as a Send and invalidates the receiver's registered MR with that rkey (it stays registered,
+//    but no longer allows remote access; nothing revalidates it): the receive completion carries IBV_WC_WITH_INV of
+//    that MR; an rkey of no registered MR of the receiver: its receive completes with IBV_WC_REM_INV_REQ_ERR, both
+//    QPs go to ERR (siw_qp_rx.c: siw_invalidate_stag fails, a TERMINATE). LOCAL_INV invalidates the sender's own
+//    registered MR and completes with IBV_WC_LOCAL_INV (no peer involved), else IBV_WC_LOC_QP_OP_ERR and its QP to
+//    ERR (siw_qp_tx.c siw_qp_sq_proc_local). An unsignaled WR completes only with an error or a flush.
 //  - Async events: an armed SRQ limit (modify_srq) raises IBV_EVENT_SRQ_LIMIT_REACHED once, when a Send's receive
 //    leaves fewer WRs on the SRQ than the limit; nothing else raises one here.
 // Waits never block: nothing pending means a timeout at once.
 #pragma once
 
+#include <cstdint>
 #include <deque>
 #include <map>
 #include <string>
@@ -66,7 +77,9 @@ class FakeDevice : public Device {
   Status create_srq(int srq) override;
   Status post_srq_recv(int srq, int count) override;
   Status post_recv(Endpoint e, int count) override;
-  Status post_send(Endpoint e, WrOpcode op) override;
+  Status post_send(Endpoint e, const SendWr& wr) override;
+  Status reg_mr(Endpoint e, int mr, bool remote) override;
+  Status dereg_mr(Endpoint e, int mr) override;
   Status connect(Endpoint e, const ConnParam& param) override;
   Status accept(Endpoint e, const ConnParam& param) override;
   Status reject(Endpoint e) override;
@@ -84,6 +97,21 @@ class FakeDevice : public Device {
 
  private:
   enum class Cm { kNone, kIdle, kAddr, kRoute, kConnecting, kRequested, kConnected, kDone };
+  // A send WR posted and not completed.
+  struct Wqe {
+    WrOpcode op = WrOpcode::kSend;
+    std::string opcode;           // its IBV_WC_* opcode
+    bool names_mr = false;        // WRITE / READ: to the peer's buffer with `rkey` (else its Send/receive MR)
+    uint32_t rkey = 0;            // WRITE / READ / SEND_WITH_INV: the peer's buffer's; LOCAL_INV: the own buffer's
+    bool signaled = true;
+  };
+  // One data buffer's memory region (reg_mr).
+  struct Mr {
+    bool registered = false;
+    bool remote = false;          // REMOTE_WRITE | REMOTE_READ
+    bool valid = true;            // false once invalidated (SEND_WITH_INV, LOCAL_INV)
+    uint32_t rkey = 0;            // the current rkey, or the last one (deregistered)
+  };
   struct Side {
     Cm cm = Cm::kNone;            // the cm_id's state (kNone: no cm_id; kDone: destroyed)
     bool qp = false;              // has a QP
@@ -92,7 +120,8 @@ class FakeDevice : public Device {
     bool joined = false;          // the QP is joined to the peer's (CM: at RTS; plain: at RTR)
     int srq = -1;
     int recvs = 0;                // receive WRs on the QP's own receive queue
-    std::deque<std::string> sq;   // send WRs posted and not completed: their IBV_WC_* opcodes
+    std::deque<Wqe> sq;           // send WRs posted and not completed
+    std::map<int, Mr> mrs;        // data buffer -> its memory region (present once registered)
     int rnr_retry = 7;            // this QP's RNR retry limit
     int peer_rnr_retry = 7;       // the rnr_retry_count this side's conn_param gave the peer's QP
     bool rep_pending = false;     // ACTIVE: a REP waits for the ULP's rdma_get_cm_event
@@ -111,6 +140,10 @@ class FakeDevice : public Device {
   void discard(Endpoint e);      // RESET / destroy: every WR gone without a completion
   void disconnected(Endpoint e); // DISCONNECTED for e, once
   void deliver();                // moves every send queue as far as it can go
+  void complete(Side& s, const Wqe& w, int status);  // a send completion, unless successful and unsignaled
+  int find_mr(Endpoint owner, uint32_t rkey);        // owner's registered buffer with that rkey, or -1
+  uint32_t rkey_of(Endpoint owner, int mr);          // its current or last rkey; 0: never registered
+  void terminate(Endpoint e);    // e and its peer to ERR (iWARP: both DISCONNECTED, the TERMINATE)
 
   Options opt_;
   bool open_ = false;
@@ -120,6 +153,7 @@ class FakeDevice : public Device {
   std::map<int, int> srq_limits_;  // SRQ -> armed srq_limit (0: not armed)
   std::map<int, std::deque<std::string>> srq_events_;
   uint64_t rnr_naks_ = 0;
+  uint32_t next_rkey_ = 0x100;   // the next reg_mr's rkey (0 is never one)
 };
 
 }  // namespace qpcheck::verbs

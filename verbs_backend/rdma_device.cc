@@ -80,9 +80,12 @@ struct QpHandle {
 Status rdma_fail(const char* api, std::string context = "") { return fail(api, errno, std::move(context)); }
 
 // ibv_post_send / ibv_post_recv / ibv_post_srq_recv return an errno value (ibv_post_send.3); a provider that returns
-// -1 instead (libsiw's doorbell passes write()'s -1 up: providers/siw/siw.h siw_db) has the errno in errno.
+// -1 instead (libsiw's doorbell passes write()'s -1 up: providers/siw/siw.h siw_db) has the errno in errno; one that
+// returns a negated errno value (libsiw's push_send_wqe: -EINVAL for an opcode it does not map, IBV_WR_LOCAL_INV)
+// has it in -rc.
 Status post_fail(const char* api, int rc) {
   if (rc > 0) return fail(api, rc);
+  if (rc < -1) return fail(api, -rc, fmt::format("the provider returned {} (a negated errno value)", rc));
   int err = errno;
   return fail(api, err, fmt::format("the provider returned {} instead of an errno value; errno is {}", rc, err));
 }
@@ -107,13 +110,22 @@ struct RequestTag {
   uint8_t connection = 0;
 };
 
-// One endpoint's resources, declared in creation order (destroyed in reverse: QP, CQs, MR, cm_id, channel).
+// A data buffer of an endpoint and its memory region (reg_mr): the MR is released before the buffer.
+struct DataMr {
+  std::vector<char> buffer = std::vector<char>(kMrBytes);
+  MrHandle mr;            // null: not registered now
+  uint32_t rkey = 0;      // the current rkey, or the last one (deregistered); 0: never registered
+};
+
+// One endpoint's resources, declared in creation order (destroyed in reverse: QP, CQs, data MRs, MR, cm_id,
+// channel).
 struct EndpointRes {
   ChannelHandle channel;                 // the cm_id's own event channel (PASSIVE: migrated there from the listener's)
   IdHandle id;
   bool id_destroyed = false;
   std::vector<char> buffer = std::vector<char>(kBufferBytes);
   MrHandle mr;
+  std::map<int, DataMr> data_mrs;        // reg_mr's buffers (0..kMaxMrs-1), made at their first reg_mr
   CqHandle send_cq, recv_cq;
   QpHandle qp;
   bool plain = false;                    // the QP was made by ibv_create_qp
@@ -121,7 +133,8 @@ struct EndpointRes {
   int srq = -1;
   std::deque<std::string> pending;       // CM events routed to this endpoint before it asked for them
   std::deque<std::string> async;         // async events of its QP, its CQs, the port and the device
-  std::map<uint64_t, std::string> send_wrs;  // wr_id -> IBV_WC_* opcode of the WR posted under it
+  // wr_id -> IBV_WC_* opcode of the WR posted under it (an unsignaled WR's stays: it completes only with an error)
+  std::map<uint64_t, std::string> send_wrs;
   int next_slot = 0;
   uint64_t next_wr_id = 1;
 };
@@ -402,9 +415,15 @@ class RdmaDevice : public Device {
     return Status::success();
   }
 
-  Status post_send(Endpoint e, WrOpcode op) override {
+  // One WR of kMessageBytes from e's Send buffer (RDMA READ: into its READ landing slot), signaled or not (the QPs
+  // have sq_sig_all 0). Naming a data buffer (SendWr::mr): WRITE / READ to the peer's buffer with its current or last
+  // rkey (0 if never registered); SEND_WITH_INV with the peer's buffer's rkey in wr.invalidate_rkey and also in
+  // wr.wr.rdma.rkey, where libsiw reads the STag to invalidate (providers/siw/siw.c push_send_wqe: siw_sqe->rkey =
+  // wr.rdma.rkey; other providers ignore wr.rdma for a Send); LOCAL_INV of e's own buffer's rkey, without data.
+  Status post_send(Endpoint e, const SendWr& w) override {
     EndpointRes* ep = find(e);
     if (!ep || !ep->qp.qp) return fail("ibv_post_send", EINVAL, e.text() + " has no QP");
+    const WrOpcode op = w.op;
     ibv_sge sge{};
     sge.addr = reinterpret_cast<uintptr_t>(ep->buffer.data() + (op == WrOpcode::kRdmaRead ? kReadOffset : kSendOffset));
     sge.length = kMessageBytes;
@@ -414,27 +433,81 @@ class RdmaDevice : public Device {
     wr.wr_id = ep->next_wr_id++;
     wr.sg_list = &sge;
     wr.num_sge = 1;
-    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.send_flags = w.signaled ? IBV_SEND_SIGNALED : 0;
     std::string wc_opcode = "IBV_WC_SEND";
-    if (op == WrOpcode::kSend) {
-      wr.opcode = IBV_WR_SEND;
-    } else {
-      EndpointRes* peer = find(e.peer());
-      if (!peer || !peer->mr) {
-        return fail("ibv_post_send", EINVAL,
-                    fmt::format("{} targets {}'s memory region, which does not exist yet (no QP created there)",
-                                wr_opcode_name(op), e.peer().text()));
+    // The data buffer the WR names: its rkey (current or last; 0 if never registered) and address.
+    auto named = [&](Endpoint owner, uint32_t* rkey, uint64_t* addr) {
+      EndpointRes* o = find(owner);
+      auto it = o ? o->data_mrs.find(w.mr) : std::map<int, DataMr>::iterator{};
+      bool known = o && it != o->data_mrs.end();
+      *rkey = known ? it->second.rkey : 0;
+      *addr = known ? reinterpret_cast<uintptr_t>(it->second.buffer.data()) : 0;
+    };
+    switch (op) {
+      case WrOpcode::kSend: wr.opcode = IBV_WR_SEND; break;
+      case WrOpcode::kSendWithInv: {
+        uint64_t addr = 0;
+        named(e.peer(), &wr.invalidate_rkey, &addr);
+        wr.opcode = IBV_WR_SEND_WITH_INV;
+        wr.wr.rdma.rkey = wr.invalidate_rkey;
+        break;
       }
-      wr.opcode = op == WrOpcode::kRdmaWrite ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ;
-      wr.wr.rdma.remote_addr = reinterpret_cast<uintptr_t>(peer->buffer.data() + kRemoteOffset);
-      wr.wr.rdma.rkey = peer->mr->rkey;
-      wc_opcode = op == WrOpcode::kRdmaWrite ? "IBV_WC_RDMA_WRITE" : "IBV_WC_RDMA_READ";
+      case WrOpcode::kLocalInv: {
+        uint64_t addr = 0;
+        named(e, &wr.invalidate_rkey, &addr);
+        wr.opcode = IBV_WR_LOCAL_INV;
+        wr.sg_list = nullptr;
+        wr.num_sge = 0;
+        wc_opcode = "IBV_WC_LOCAL_INV";
+        break;
+      }
+      case WrOpcode::kRdmaWrite:
+      case WrOpcode::kRdmaRead: {
+        wr.opcode = op == WrOpcode::kRdmaWrite ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ;
+        wc_opcode = op == WrOpcode::kRdmaWrite ? "IBV_WC_RDMA_WRITE" : "IBV_WC_RDMA_READ";
+        if (w.mr >= 0) {
+          named(e.peer(), &wr.wr.rdma.rkey, &wr.wr.rdma.remote_addr);
+          break;
+        }
+        EndpointRes* peer = find(e.peer());
+        if (!peer || !peer->mr) {
+          return fail("ibv_post_send", EINVAL,
+                      fmt::format("{} targets {}'s memory region, which does not exist yet (no QP created there)",
+                                  wr_opcode_name(op), e.peer().text()));
+        }
+        wr.wr.rdma.remote_addr = reinterpret_cast<uintptr_t>(peer->buffer.data() + kRemoteOffset);
+        wr.wr.rdma.rkey = peer->mr->rkey;
+        break;
+      }
     }
     ibv_send_wr* bad = nullptr;
     errno = 0;
     if (int rc = ibv_post_send(ep->qp.qp, &wr, &bad)) return post_fail("ibv_post_send", rc);
     ep->send_wrs[wr.wr_id] = wc_opcode;
     return Status::success();
+  }
+
+  Status reg_mr(Endpoint e, int mr, bool remote) override {
+    if (mr < 0 || mr >= kMaxMrs) {
+      return fail("ibv_reg_mr", EINVAL, fmt::format("no buffer {} (0..{})", mr, kMaxMrs - 1));
+    }
+    DataMr& d = endpoints_[e].data_mrs[mr];
+    if (d.mr) return fail("ibv_reg_mr", EEXIST, fmt::format("{}'s buffer {} is registered", e.text(), mr));
+    int access = IBV_ACCESS_LOCAL_WRITE | (remote ? IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ : 0);
+    d.mr.reset(ibv_reg_mr(pd_.get(), d.buffer.data(), d.buffer.size(), access));
+    if (!d.mr) return rdma_fail("ibv_reg_mr", fmt::format("{}'s buffer {}", e.text(), mr));
+    d.rkey = d.mr->rkey;  // rxe: 0 without remote access (rxe_mr.c rxe_mr_init); siw: the STag
+    return Status::success();
+  }
+
+  Status dereg_mr(Endpoint e, int mr) override {
+    EndpointRes* ep = find(e);
+    auto it = ep ? ep->data_mrs.find(mr) : std::map<int, DataMr>::iterator{};
+    if (!ep || it == ep->data_mrs.end() || !it->second.mr) {
+      return fail("ibv_dereg_mr", EINVAL, fmt::format("{}'s buffer {} is not registered", e.text(), mr));
+    }
+    if (int rc = ibv_dereg_mr(it->second.mr.release())) return fail("ibv_dereg_mr", rc);
+    return Status::success();  // d.rkey stays: a later WR may name it
   }
 
   Status connect(Endpoint e, const ConnParam& p) override {
@@ -536,11 +609,11 @@ class RdmaDevice : public Device {
 
   Status next_send_completion(Endpoint e, Millis timeout, std::optional<Completion>* wc) override {
     EndpointRes* ep = find(e);
-    return poll(ep, ep ? ep->send_cq.get() : nullptr, true, timeout, wc);
+    return poll(e, ep, ep ? ep->send_cq.get() : nullptr, true, timeout, wc);
   }
   Status next_recv_completion(Endpoint e, Millis timeout, std::optional<Completion>* wc) override {
     EndpointRes* ep = find(e);
-    return poll(ep, ep ? ep->recv_cq.get() : nullptr, false, timeout, wc);
+    return poll(e, ep, ep ? ep->recv_cq.get() : nullptr, false, timeout, wc);
   }
 
  private:
@@ -671,7 +744,7 @@ class RdmaDevice : public Device {
     attr->cap.max_send_sge = 1;
     attr->cap.max_recv_sge = 1;
     attr->qp_type = IBV_QPT_RC;
-    attr->sq_sig_all = 1;
+    attr->sq_sig_all = 0;  // every WR says whether it is signaled (post_send_unsignaled)
     return Status::success();
   }
 
@@ -843,8 +916,9 @@ class RdmaDevice : public Device {
 
   // Polls a CQ until one completion or the timeout (1 ms naps between empty polls). A send completion's opcode is
   // that of the WR posted under its wr_id (wc.opcode is valid only on success: ibv_poll_cq.3); a receive
-  // completion's source (the QP's receive queue or an SRQ) is in its wr_id.
-  Status poll(EndpointRes* ep, ibv_cq* cq, bool send, Millis timeout, std::optional<Completion>* out) {
+  // completion's source (the QP's receive queue or an SRQ) is in its wr_id; with IBV_WC_WITH_INV, the rkey in
+  // wc.invalidated_rkey is named by e's data buffer whose current or last rkey it is.
+  Status poll(Endpoint e, EndpointRes* ep, ibv_cq* cq, bool send, Millis timeout, std::optional<Completion>* out) {
     out->reset();
     if (!cq) return fail("ibv_poll_cq", EINVAL, "no CQ (no QP created on this endpoint)");
     auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -865,6 +939,14 @@ class RdmaDevice : public Device {
         } else {
           c.opcode = "IBV_WC_RECV";
           c.srq = static_cast<int>(wc.wr_id >> kWrSourceShift) - 1;
+          if (wc.wc_flags & IBV_WC_WITH_INV) {
+            for (const auto& [i, d] : ep->data_mrs) {
+              if (d.rkey != 0 && d.rkey == wc.invalidated_rkey) c.inv_mr = i;
+            }
+            c.invalidated = c.inv_mr >= 0 ? fmt::format("MR {}", c.inv_mr)
+                                          : fmt::format("rkey {:#x} (none of {}'s memory regions)",
+                                                        wc.invalidated_rkey, e.text());
+          }
         }
         *out = c;
         return Status::success();

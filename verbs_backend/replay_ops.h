@@ -6,7 +6,9 @@
 //
 // An operation may exist in more than one arity: the first library's forms (`connect(e, r)`, `post_send(e)`,
 // `poll_recv(e)`, `expect_send_wc(e, s)`, `expect_recv(e)`) stay valid so that trace files written before library v2
-// still replay; the library uses the longer forms. All forms of an operation share its id.
+// still replay; the library uses the longer forms. All forms of an operation share its id. The forms with a memory
+// region (`post_send(e, op, mr)`, `expect_recv(e, s, mr)`, `poll_recv(e, s, mr)`) came with memory regions, remote
+// invalidation and unsignaled sends (docs/replay.md).
 #pragma once
 
 #include <array>
@@ -50,6 +52,10 @@ enum class ReplayOpId : int {
   kNotify,
   kExpectAsyncEvent,
   kExpectSrqEvent,
+  kRegMr,
+  kRegMrLocal,
+  kDeregMr,
+  kPostSendUnsignaled,
 };
 
 using lang::ReplayArg;
@@ -57,7 +63,7 @@ using lang::ReplayArg;
 constexpr int op(ReplayOpId id) { return static_cast<int>(id); }
 constexpr ReplayOpId op_id(const lang::ReplayOpSpec& spec) { return static_cast<ReplayOpId>(spec.id); }
 
-inline constexpr std::array<lang::ReplayOpSpec, 39> kReplayOps{{
+inline constexpr std::array<lang::ReplayOpSpec, 47> kReplayOps{{
     // connection manager (librdmacm)
     {"create_id", op(ReplayOpId::kCreateId), true, {ReplayArg::kEndpoint}, 1,
      "rdma_create_id for an active endpoint (without it, the conductor creates and resolves every active endpoint "
@@ -118,11 +124,31 @@ inline constexpr std::array<lang::ReplayOpSpec, 39> kReplayOps{{
      "ibv_post_send of one signaled Send (first library)"},
     {"post_send", op(ReplayOpId::kPostSend), true, {ReplayArg::kEndpoint, ReplayArg::kWrOpcode}, 2,
      "ibv_post_send of one signaled WR (RDMA WRITE and READ against the peer endpoint's memory region)"},
+    {"post_send", op(ReplayOpId::kPostSend), true, {ReplayArg::kEndpoint, ReplayArg::kWrOpcode, ReplayArg::kMr}, 3,
+     "ibv_post_send of one signaled WR naming buffer MR: RDMA WRITE / READ to the peer's buffer MR (its rkey, or the "
+     "last one it had), SEND_WITH_INV of the peer's buffer MR's rkey, LOCAL_INV of the endpoint's own (a Send "
+     "ignores MR)"},
+    {"post_send_unsignaled", op(ReplayOpId::kPostSendUnsignaled), true,
+     {ReplayArg::kEndpoint, ReplayArg::kWrOpcode}, 2,
+     "post_send(e, op) without IBV_SEND_SIGNALED: no completion unless the WR fails or is flushed"},
+    {"post_send_unsignaled", op(ReplayOpId::kPostSendUnsignaled), true,
+     {ReplayArg::kEndpoint, ReplayArg::kWrOpcode, ReplayArg::kMr}, 3,
+     "post_send(e, op, mr) without IBV_SEND_SIGNALED: no completion unless the WR fails or is flushed"},
+    {"reg_mr", op(ReplayOpId::kRegMr), true, {ReplayArg::kEndpoint, ReplayArg::kMr}, 2,
+     "ibv_reg_mr of the endpoint's data buffer MR with LOCAL_WRITE | REMOTE_WRITE | REMOTE_READ"},
+    {"reg_mr_local", op(ReplayOpId::kRegMrLocal), true, {ReplayArg::kEndpoint, ReplayArg::kMr}, 2,
+     "ibv_reg_mr of the endpoint's data buffer MR with LOCAL_WRITE only (no remote access)"},
+    {"dereg_mr", op(ReplayOpId::kDeregMr), true, {ReplayArg::kEndpoint, ReplayArg::kMr}, 2,
+     "ibv_dereg_mr of the endpoint's buffer MR; its last rkey stays known (a later WR of the peer may name it)"},
     {"poll_recv", op(ReplayOpId::kPollRecv), true, {ReplayArg::kEndpoint}, 1,
      "the ULP takes the endpoint's next receive completion (ibv_poll_cq), which must be IBV_WC_SUCCESS (first "
      "library)"},
     {"poll_recv", op(ReplayOpId::kPollRecv), true, {ReplayArg::kEndpoint, ReplayArg::kWcStatus}, 2,
-     "the ULP takes the endpoint's next receive completion (ibv_poll_cq), which must have STATUS"},
+     "the ULP takes the endpoint's next receive completion (ibv_poll_cq), which must have STATUS (and no "
+     "IBV_WC_WITH_INV)"},
+    {"poll_recv", op(ReplayOpId::kPollRecv), true, {ReplayArg::kEndpoint, ReplayArg::kWcStatus, ReplayArg::kMr}, 3,
+     "the ULP takes the endpoint's next receive completion (ibv_poll_cq), which must have STATUS and IBV_WC_WITH_INV "
+     "with invalidated_rkey = the rkey of the endpoint's buffer MR"},
     {"poll_send", op(ReplayOpId::kPollSend), true,
      {ReplayArg::kEndpoint, ReplayArg::kWcStatus, ReplayArg::kWcOpcode}, 3,
      "the ULP takes the endpoint's next send completion (ibv_poll_cq), which must have STATUS and OPCODE"},
@@ -138,7 +164,11 @@ inline constexpr std::array<lang::ReplayOpSpec, 39> kReplayOps{{
      "a Send arrives: the endpoint's receive CQ gets a successful completion (first library)"},
     {"expect_recv", op(ReplayOpId::kExpectRecv), false, {ReplayArg::kEndpoint, ReplayArg::kWcStatus}, 2,
      "the endpoint's receive CQ gets a completion with STATUS (IBV_WC_SUCCESS: an arrival; IBV_WC_WR_FLUSH_ERR: a "
-     "receive WR given back by a flush)"},
+     "receive WR given back by a flush), without IBV_WC_WITH_INV"},
+    {"expect_recv", op(ReplayOpId::kExpectRecv), false,
+     {ReplayArg::kEndpoint, ReplayArg::kWcStatus, ReplayArg::kMr}, 3,
+     "the endpoint's receive CQ gets a completion with STATUS and IBV_WC_WITH_INV, invalidated_rkey = the rkey of "
+     "the endpoint's buffer MR (a SEND_WITH_INV arrived)"},
     {"expect_no_completion", op(ReplayOpId::kExpectNoCompletion), false, {ReplayArg::kEndpoint}, 1,
      "the endpoint's send and receive CQs report nothing beyond what was observed, within a short window (WRs "
      "discarded without a completion: a move to RESET, ibv_destroy_qp, after a drain's markers)"},
@@ -166,14 +196,15 @@ inline constexpr std::array<std::string_view, 22> kWcStatusNames{
     "IBV_WC_REM_ABORT_ERR",   "IBV_WC_INV_EECN_ERR",  "IBV_WC_INV_EEC_STATE_ERR", "IBV_WC_FATAL_ERR",
     "IBV_WC_RESP_TIMEOUT_ERR", "IBV_WC_GENERAL_ERR"};
 
-// enum ibv_wc_opcode (verbs.h): the send-side opcodes and IBV_WC_RECV (the values are not contiguous).
-inline constexpr std::array<std::string_view, 7> kWcOpcodeNames{
-    "IBV_WC_SEND", "IBV_WC_RDMA_WRITE", "IBV_WC_RDMA_READ", "IBV_WC_COMP_SWAP", "IBV_WC_FETCH_ADD",
-    "IBV_WC_RECV", "IBV_WC_RECV_RDMA_WITH_IMM"};
+// enum ibv_wc_opcode (verbs.h, rdma-core v44) in value order: the send-side opcodes up to IBV_WC_LOCAL_INV, then
+// IBV_WC_RECV (1 << 7) and IBV_WC_RECV_RDMA_WITH_IMM (the values are not contiguous).
+inline constexpr std::array<std::string_view, 9> kWcOpcodeNames{
+    "IBV_WC_SEND",    "IBV_WC_RDMA_WRITE", "IBV_WC_RDMA_READ", "IBV_WC_COMP_SWAP",         "IBV_WC_FETCH_ADD",
+    "IBV_WC_BIND_MW", "IBV_WC_LOCAL_INV",  "IBV_WC_RECV",      "IBV_WC_RECV_RDMA_WITH_IMM"};
 
 // enum ibv_wr_opcode (verbs.h) that replay posts.
-inline constexpr std::array<std::string_view, 3> kWrOpcodeNames{"IBV_WR_SEND", "IBV_WR_RDMA_WRITE",
-                                                                 "IBV_WR_RDMA_READ"};
+inline constexpr std::array<std::string_view, 5> kWrOpcodeNames{
+    "IBV_WR_SEND", "IBV_WR_RDMA_WRITE", "IBV_WR_RDMA_READ", "IBV_WR_SEND_WITH_INV", "IBV_WR_LOCAL_INV"};
 
 // enum ibv_qp_state (verbs.h) without the IBV_QPS_ prefix, in value order.
 inline constexpr std::array<std::string_view, 7> kQpStateNames{"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR"};

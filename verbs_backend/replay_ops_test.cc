@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 
 namespace qpcheck::verbs {
 namespace {
@@ -18,16 +19,27 @@ TEST_CASE("replay_ops: one id per operation name, every id used, and the vocabul
     if (fresh) CHECK_MESSAGE(ids.insert(op.id).second, "two operations share id ", op.id);
     CHECK(replay_vocabulary().find(op.name, op.arity) == &op);
   }
-  // The ids are exactly ReplayOpId's enumerators 0..kExpectSrqEvent, each named by the table.
-  CHECK(ids.size() == static_cast<size_t>(op(ReplayOpId::kExpectSrqEvent)) + 1);
+  // The ids are exactly ReplayOpId's enumerators 0..kPostSendUnsignaled (the last), each named by the table.
+  CHECK(ids.size() == static_cast<size_t>(op(ReplayOpId::kPostSendUnsignaled)) + 1);
   CHECK(*ids.begin() == 0);
-  CHECK(*ids.rbegin() == op(ReplayOpId::kExpectSrqEvent));
+  CHECK(*ids.rbegin() == op(ReplayOpId::kPostSendUnsignaled));
   CHECK(id_of.at("get_async_event") == op(ReplayOpId::kGetAsyncEvent));
   CHECK(replay_vocabulary().known(lang::ReplayArg::kAsyncEvent, "IBV_EVENT_QP_LAST_WQE_REACHED"));
   CHECK(!replay_vocabulary().known(lang::ReplayArg::kAsyncEvent, "QP_LAST_WQE_REACHED"));
   CHECK(id_of.at("connect") == op(ReplayOpId::kConnect));
   CHECK(id_of.at("expect_no_completion") == op(ReplayOpId::kExpectNoCompletion));
   CHECK(replay_vocabulary().find("connect", 3) == nullptr);
+  // memory regions, remote invalidation, unsignaled sends: the 3-argument forms name a memory region last
+  for (auto [name, arity] : {std::pair{"post_send", 3}, {"post_send_unsignaled", 3}, {"expect_recv", 3},
+                             {"poll_recv", 3}, {"reg_mr", 2}, {"reg_mr_local", 2}, {"dereg_mr", 2}}) {
+    const lang::ReplayOpSpec* f = replay_vocabulary().find(name, arity);
+    REQUIRE_MESSAGE(f, name);
+    CHECK(f->args[arity - 1] == lang::ReplayArg::kMr);
+  }
+  CHECK(id_of.at("post_send_unsignaled") == op(ReplayOpId::kPostSendUnsignaled));
+  CHECK(replay_vocabulary().find("post_send_unsignaled", 2)->args[1] == lang::ReplayArg::kWrOpcode);
+  CHECK(replay_vocabulary().find("post_send_unsignaled", 1) == nullptr);
+  CHECK(id_of.at("reg_mr") != id_of.at("reg_mr_local"));
   CHECK(replay_vocabulary().find("no_such_op") == nullptr);
 }
 
@@ -44,6 +56,14 @@ TEST_CASE("replay_ops: enum arguments are checked against rdma-core's names, wit
   // enum ibv_wc_status in value order (verbs.h): the index is the value the device reports.
   CHECK(kWcStatusNames[5] == "IBV_WC_WR_FLUSH_ERR");
   CHECK(kWcStatusNames[13] == "IBV_WC_RNR_RETRY_EXC_ERR");
+  // enum ibv_wc_opcode in value order up to IBV_WC_LOCAL_INV (6), then the receive opcodes
+  CHECK(kWcOpcodeNames[5] == "IBV_WC_BIND_MW");
+  CHECK(kWcOpcodeNames[6] == "IBV_WC_LOCAL_INV");
+  CHECK(kWcOpcodeNames[7] == "IBV_WC_RECV");
+  CHECK(v.known(lang::ReplayArg::kWcOpcode, "IBV_WC_LOCAL_INV"));
+  CHECK(v.known(lang::ReplayArg::kWrOpcode, "IBV_WR_SEND_WITH_INV"));
+  CHECK(v.known(lang::ReplayArg::kWrOpcode, "IBV_WR_LOCAL_INV"));
+  CHECK(!v.known(lang::ReplayArg::kMr, "0"));  // an integer kind
 }
 
 }  // namespace

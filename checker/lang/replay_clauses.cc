@@ -128,6 +128,7 @@ model::ReplayOp check_replay_clause(const ReplayCall& c, const ReplayVocabulary&
       case ReplayArg::kDepth: integer(0, 255, "a conn_param initiator_depth / responder_resources"); break;
       case ReplayArg::kSrq: integer(0, 15, "a shared receive queue"); break;
       case ReplayArg::kLimit: integer(0, 65535, "an SRQ limit (work requests)"); break;
+      case ReplayArg::kMr: integer(0, 15, "a memory region of an endpoint"); break;
       case ReplayArg::kCmEvent:
         if (t->kind != TypeKind::kEnum) {
           error(c.args[i]->span, fmt::format("argument {} of '{}' is a CM event: expected an enum, found {}", i + 1,
@@ -148,7 +149,7 @@ model::ReplayOp check_replay_clause(const ReplayCall& c, const ReplayVocabulary&
         break;
       case ReplayArg::kWrOpcode:
         named("a work request opcode", "an IBV_WR_* opcode that replay posts (IBV_WR_SEND, IBV_WR_RDMA_WRITE, "
-              "IBV_WR_RDMA_READ)", vocabulary.wr_opcodes, true);
+              "IBV_WR_RDMA_READ, IBV_WR_SEND_WITH_INV, IBV_WR_LOCAL_INV)", vocabulary.wr_opcodes, true);
         break;
       case ReplayArg::kQpState:
         named("a QP state", "a QP state (RESET, INIT, RTR, RTS, SQD, SQE, ERR: enum ibv_qp_state)",

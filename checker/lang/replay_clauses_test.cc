@@ -3,16 +3,18 @@
 
 #include <array>
 #include <string>
+#include <vector>
 
 #include <doctest/doctest.h>
 
 namespace qpcheck::lang {
 namespace {
 
-constexpr std::array<ReplayOpSpec, 3> kOps{{
+constexpr std::array<ReplayOpSpec, 4> kOps{{
     {"ring", 0, true, {}, 0, "no arguments"},
     {"ring", 0, true, {ReplayArg::kCount}, 1, "a count"},
     {"wait_state", 1, false, {ReplayArg::kQpState}, 1, "a QP state"},
+    {"pin", 2, true, {ReplayArg::kMr}, 1, "a memory region"},
 }};
 constexpr std::array<std::string_view, 2> kStates{"UP", "DOWN"};
 const ReplayVocabulary kVocabulary{kOps, {}, {}, {}, {}, kStates};
@@ -48,7 +50,7 @@ TEST_CASE("replay clauses: checked against the vocabulary handed in, not a globa
   };
 
   ReplayCall call{Ident{"post_send", {}, {}}, {}, {}};
-  CHECK(message(call, returns(&count, 1)) == "unknown replay operation 'post_send' (known: ring, wait_state)");
+  CHECK(message(call, returns(&count, 1)) == "unknown replay operation 'post_send' (known: ring, wait_state, pin)");
 
   call = ReplayCall{Ident{"ring", {}, {}}, {&ast, &ast}, {}};
   CHECK(message(call, returns(&count, 1)) == "replay operation 'ring' takes 0 or 1 arguments, found 2");
@@ -65,6 +67,22 @@ TEST_CASE("replay clauses: checked against the vocabulary handed in, not a globa
   CHECK(message(call, returns(&state, 0)) == "");
   CHECK(message(call, returns(&state, 1)) ==
         "SIDEWAYS is not a QP state (RESET, INIT, RTR, RTS, SQD, SQE, ERR: enum ibv_qp_state)");
+
+  // a memory region: a constant 0..15, or a parameter whose type lies within 0..15
+  call = ReplayCall{Ident{"pin", {}, {}}, {&ast}, {}};
+  CHECK(message(call, returns(&count, 15)) == "");
+  CHECK(message(call, returns(&count, 16)) ==
+        "argument 1 of 'pin' is a memory region of an endpoint: expected an integer in 0..15, found 16");
+  model::Expr param;
+  param.op = model::Op::kFrame;
+  param.type = &count;  // 0..1000
+  CHECK(message(call, [&](const Expr*) { return &param; }) ==
+        "argument 1 of 'pin' is a memory region of an endpoint: expected an integer in 0..15, found 0..1000");
+  model::Type mrs = count;
+  mrs.hi = 15;
+  param.type = &mrs;
+  CHECK(message(call, [&](const Expr*) { return &param; }) == "");
+  CHECK(check_replay_clause(call, kVocabulary, returns(&count, 2)).prefixes == std::vector<std::string>{""});
 }
 
 }  // namespace

@@ -24,6 +24,7 @@ enum class ReplayArg {
   kQpState,   // an enum value NAME, written "IBV_QPS_NAME"; NAME one of ReplayVocabulary::qp_states
   kAsyncEvent,  // an enum value, one of ReplayVocabulary::async_events (IBV_EVENT_*)
   kLimit,     // an integer 0..65535 (an SRQ limit, in work requests; 0 disarms)
+  kMr,        // an integer 0..15 (a memory region of an endpoint: the number of its data buffer)
 };
 
 // The prefix the trace writer puts before an enum constant of this kind ("" for none).

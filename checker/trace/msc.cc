@@ -93,13 +93,13 @@ Msc build_msc(const Trace& t) {
     }
     return fabric;
   };
-  // Endpoint keys: an argument value that only one process ever passes names that process (ACTIVE -> client).
+  // Endpoint keys: an argument value that only one process ever passes names that process (ACTIVE -> client). Only
+  // the step's own call counts (the first): the library calls it makes may name the peer (a Send pushed onto the
+  // wire to ACTIVE by the server's ibv_post_send).
   std::map<std::string, std::set<int>> seen;
   for (const Step& s : t.steps) {
-    if (s.is_rule) continue;
-    for (const Call& c : s.calls) {
-      for (const std::string& a : c.args) seen[a].insert(lane_of(s.actor));
-    }
+    if (s.is_rule || s.calls.empty()) continue;
+    for (const std::string& a : s.calls.front().args) seen[a].insert(lane_of(s.actor));
   }
   std::map<std::string, int> key_lane;
   for (const auto& [v, lanes] : seen) {
@@ -187,7 +187,11 @@ Msc build_msc(const Trace& t) {
   }
   // Parallel queues describe one message (the library keeps a Send's opcode and payload in wire_op and wire_msg, a
   // completion's status and opcode in scq_status and scq_op): arrows with the same ends, rows and fate are one arrow,
-  // its labels joined in queue order ("UNSOL, IBV_WR_SEND" becomes one label).
+  // its labels joined in queue order ("UNSOL, IBV_WR_SEND" becomes one label). Integer parts (an MR index, a count
+  // the library keeps beside a completion) are left out of a label that has a named part; `queue` lists them all.
+  auto numeric = [](const std::string& v) {
+    return !v.empty() && v.find_first_not_of("-0123456789") == std::string::npos;
+  };
   std::vector<MscArrow> merged;
   for (MscArrow& a : m.arrows) {
     auto same = std::find_if(merged.begin(), merged.end(), [&](const MscArrow& b) {
@@ -196,6 +200,11 @@ Msc build_msc(const Trace& t) {
     });
     if (same == merged.end()) {
       merged.push_back(std::move(a));
+    } else if (numeric(a.label)) {
+      same->queue += ", " + a.queue;
+    } else if (numeric(same->label)) {
+      same->label = a.label;
+      same->queue += ", " + a.queue;
     } else {
       same->label += ", " + a.label;
       same->queue += ", " + a.queue;

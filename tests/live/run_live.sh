@@ -67,9 +67,10 @@ while read -r name spec params dev setup exp edit; do
   else
     args=()
     if [ "$params" != "-" ]; then IFS=, read -ra ps <<<"$params"; for p in "${ps[@]}"; do args+=(--param "$p"); done; fi
-    # a shipped spec (spec/NAME) or a replay probe of tests/live/specs (specs/NAME)
+    # a shipped spec (spec/NAME), a replay probe of tests/live/specs (specs/NAME) or a corpus model (corpus/NAME)
     file="spec/$spec.qpspec"
     [[ "$spec" != */* ]] || file="tests/live/$spec.qpspec"
+    [[ "$spec" != corpus/* ]] || file="tests/$spec.qpspec"
     "$qp" verify "$file" "${args[@]}" --witness --trace-out "$work/$name.json" >/dev/null 2>"$work/err"
     rc=$?
     [ "$rc" = 0 ] || [ "$rc" = 1 ] || die "qpcheck verify $file ${args[*]} exited $rc: $(head -n 3 "$work/err")"
