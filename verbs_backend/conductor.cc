@@ -87,10 +87,10 @@ PlannedOp plan_op(const trace::ReplayStep& r, const std::string& where) {
   if (!op.endpoints.empty()) op.ep = op.endpoints[0];
   if (!op.numbers.empty()) op.number = op.numbers[0];
   if (!op.names.empty()) op.name = op.names[0];
-  // An invalidation names an rkey: only the forms with a memory region can post one.
+  // An invalidation names an rkey and a bind a window: only the forms with a memory region can post one.
   const ReplayOpId id = op_id(*spec);
   if ((id == ReplayOpId::kPostSend || id == ReplayOpId::kPostSendUnsignaled) && spec->arity == 2 &&
-      (op.name == "IBV_WR_SEND_WITH_INV" || op.name == "IBV_WR_LOCAL_INV")) {
+      (op.name == "IBV_WR_SEND_WITH_INV" || op.name == "IBV_WR_LOCAL_INV" || op.name == "IBV_WR_BIND_MW")) {
     throw PlanError(fmt::format("{}: {} of {} names a memory region: use {}(ENDPOINT, {}, MR)", where, r.op, op.name,
                                 r.op, op.name));
   }
@@ -221,6 +221,7 @@ WrOpcode wr_opcode(const std::string& name) {  // make_plan checked it
   if (name == "IBV_WR_RDMA_READ") return WrOpcode::kRdmaRead;
   if (name == "IBV_WR_SEND_WITH_INV") return WrOpcode::kSendWithInv;
   if (name == "IBV_WR_LOCAL_INV") return WrOpcode::kLocalInv;
+  if (name == "IBV_WR_BIND_MW") return WrOpcode::kBindMw;
   return WrOpcode::kSend;
 }
 
@@ -449,9 +450,20 @@ class Run {
         wr.op = arity == 1 ? WrOpcode::kSend : wr_opcode(op.name);
         wr.signaled = id == ReplayOpId::kPostSend;
         if (arity == 3 && wr.op != WrOpcode::kSend) wr.mr = op.number;  // a Send names no memory region
+        if (wr.op == WrOpcode::kBindMw && !windows_.count({op.ep, wr.mr})) {
+          // The model binds only the windows it allocated (alloc_mw): the trace is not one of its runs.
+          rec.observed = fmt::format("not posted: {}'s buffer {} is not a memory window (no alloc_mw)", op.ep.text(),
+                                     wr.mr);
+          rec.match = false;
+          log(rec);
+          decide(Verdict::kDiverged, s.index, "ok", rec.observed,
+                 "conductor error: the trace binds a memory region that is not a memory window (IBV_WR_BIND_MW names "
+                 "the poster's own window, made by alloc_mw)");
+          return false;
+        }
         bool ok = host(dev_.post_send(op.ep, wr));
         // A WR that names a buffer never registered carries rkey 0: the log says so.
-        Endpoint owner = wr.op == WrOpcode::kLocalInv ? op.ep : op.ep.peer();
+        Endpoint owner = wr.op == WrOpcode::kLocalInv || wr.op == WrOpcode::kBindMw ? op.ep : op.ep.peer();
         if (wr.mr >= 0 && !mrs_.count({owner, wr.mr})) {
           out_.log.back().observed +=
               fmt::format(" ({}'s buffer {} was never registered: rkey 0)", owner.text(), wr.mr);
@@ -460,7 +472,8 @@ class Run {
         return ok;
       }
       case ReplayOpId::kRegMr:
-      case ReplayOpId::kRegMrLocal: {
+      case ReplayOpId::kRegMrLocal:
+      case ReplayOpId::kAllocMw: {
         auto it = mrs_.find({op.ep, op.number});
         if (it != mrs_.end() && it->second) {
           // The model never registers a registered buffer: the trace is not one of its runs.
@@ -471,13 +484,18 @@ class Run {
                  "conductor error: the trace registers a memory region that is registered (the model never does)");
           return false;
         }
-        Status r = dev_.reg_mr(op.ep, op.number, id == ReplayOpId::kRegMr);
+        Status r = id == ReplayOpId::kAllocMw ? dev_.alloc_mw(op.ep, op.number)
+                                              : dev_.reg_mr(op.ep, op.number, id == ReplayOpId::kRegMr);
         if (r.ok()) mrs_[{op.ep, op.number}] = true;
+        if (r.ok() && id == ReplayOpId::kAllocMw) windows_.insert({op.ep, op.number});
         return host(r);
       }
       case ReplayOpId::kDeregMr: {
         Status r = dev_.dereg_mr(op.ep, op.number);
-        if (r.ok()) mrs_[{op.ep, op.number}] = false;
+        if (r.ok()) {
+          mrs_[{op.ep, op.number}] = false;
+          windows_.erase({op.ep, op.number});
+        }
         return host(r);
       }
       case ReplayOpId::kConnect:
@@ -755,8 +773,11 @@ class Run {
   const ConductorOptions& opt_;
   std::map<Endpoint, Observed> observed_;
   std::map<int, Observed> srq_observed_;
-  // Each (endpoint, buffer) reg_mr named: true while registered, false once deregistered (absent: never registered).
+  // Each (endpoint, buffer) reg_mr or alloc_mw named: true while registered, false once deregistered (absent: never
+  // registered).
   std::map<std::pair<Endpoint, int>, bool> mrs_;
+  // The (endpoint, buffer) pairs that are memory windows now: alloc_mw until their dereg_mr (what BIND_MW may name).
+  std::set<std::pair<Endpoint, int>> windows_;
   int repetition_ = 0;  // the cycle repetition being replayed (0: the prefix)
   Outcome out_;
 };

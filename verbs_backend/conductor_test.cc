@@ -507,5 +507,143 @@ TEST_CASE("an unsignaled WR completes only on error: an unsignaled Send and a si
   CHECK(e.log[9].observed == "ok (PASSIVE's buffer 3 was never registered: rkey 0)");
 }
 
+TEST_CASE("memory windows: an unsignaled BIND_MW opens the window to the peer's WRITE; SEND_WITH_INV closes it") {
+  // up("") is steps 1-7 (9 operations); these are steps 8-20. alloc_mw and the bind stand for the library's
+  // alloc_mr(e, k) and post_reg_mr(e, k) (kernel FRWR: ib_alloc_mr, IB_WR_REG_MR posted unsignaled).
+  auto ops = up("") + Ops{{{"alloc_mw", {"PASSIVE", "0"}}},
+                          {{"post_send_unsignaled", {"PASSIVE", "IBV_WR_BIND_MW", "0"}}},
+                          {{"post_send", {"PASSIVE", "IBV_WR_SEND"}}},
+                          {{"expect_recv", {"ACTIVE", "IBV_WC_SUCCESS"}}},
+                          {{"expect_send_wc", {"PASSIVE", "IBV_WC_SUCCESS", "IBV_WC_SEND"}}},
+                          {{"expect_no_completion", {"PASSIVE"}}},  // the bind succeeded without a completion
+                          {{"post_send", {"ACTIVE", "IBV_WR_RDMA_WRITE", "0"}}},
+                          {{"expect_send_wc", {"ACTIVE", "IBV_WC_SUCCESS", "IBV_WC_RDMA_WRITE"}}},
+                          {{"post_send", {"ACTIVE", "IBV_WR_SEND_WITH_INV", "0"}}},
+                          {{"expect_recv", {"PASSIVE", "IBV_WC_SUCCESS", "0"}}},
+                          {{"expect_send_wc", {"ACTIVE", "IBV_WC_SUCCESS", "IBV_WC_SEND"}}},
+                          {{"post_send", {"ACTIVE", "IBV_WR_RDMA_WRITE", "0"}}},  // the invalidated window's rkey
+                          {{"expect_send_wc", {"ACTIVE", "IBV_WC_REM_ACCESS_ERR", "IBV_WC_RDMA_WRITE"}}}};
+  Outcome o = run(make_ops("holds", ops));
+  CHECK(o.verdict == Verdict::kNotReproduced);
+  REQUIRE(o.log.size() == 22);
+  CHECK(o.log[9].op == "alloc_mw(PASSIVE, 0)");
+  CHECK(o.log[9].observed == "ok");
+  CHECK(o.log[10].op == "post_send_unsignaled(PASSIVE, IBV_WR_BIND_MW, 0)");
+  CHECK(o.log[10].observed == "ok");
+  CHECK(o.log[14].observed == "no completion within 1 ms");
+  CHECK(o.log[16].observed == "IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE");
+  CHECK(o.log[18].op == "expect_recv(PASSIVE, IBV_WC_SUCCESS, 0)");
+  CHECK(o.log[18].observed == "IBV_WC_SUCCESS, IBV_WC_WITH_INV of MR 0");
+  CHECK(o.log[21].observed == "IBV_WC_REM_ACCESS_ERR, IBV_WC_RDMA_WRITE");
+  // the unsignaled bind gives no completion: a model that expects one first diverges at the Send's
+  auto signaled = ops;
+  signaled[11][0].args[2] = "IBV_WC_BIND_MW";
+  Outcome d = run(make_ops("holds", signaled));
+  CHECK(d.verdict == Verdict::kDiverged);
+  CHECK(d.step == 12);
+  CHECK(decided(d) == "IBV_WC_SUCCESS, IBV_WC_BIND_MW | IBV_WC_SUCCESS, IBV_WC_SEND");
+  // ... and posted signaled, the bind completes first with IBV_WC_BIND_MW
+  signaled[8][0] = {"post_send", {"PASSIVE", "IBV_WR_BIND_MW", "0"}};
+  signaled[12][0] = {"expect_send_wc", {"PASSIVE", "IBV_WC_SUCCESS", "IBV_WC_SEND"}};
+  CHECK(run(make_ops("holds", signaled)).verdict == Verdict::kNotReproduced);
+  // a model that lets the WRITE through after the remote invalidation diverges there
+  auto after = ops;
+  after[19][0].args[1] = "IBV_WC_SUCCESS";
+  Outcome a = run(make_ops("holds", after));
+  CHECK(a.verdict == Verdict::kDiverged);
+  CHECK(a.step == 20);
+  CHECK(decided(a) == "IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE | IBV_WC_REM_ACCESS_ERR, IBV_WC_RDMA_WRITE");
+}
+
+TEST_CASE("memory windows: a WRITE before the bind fails; BIND_MW of a plain MR is a conductor error") {
+  // the window's rkey allows no access until bound
+  auto early = up("") + Ops{{{"alloc_mw", {"PASSIVE", "0"}}},
+                            {{"post_send", {"ACTIVE", "IBV_WR_RDMA_WRITE", "0"}}},
+                            {{"expect_send_wc", {"ACTIVE", "IBV_WC_REM_ACCESS_ERR", "IBV_WC_RDMA_WRITE"}}}};
+  Outcome e = run(make_ops("holds", early));
+  CHECK(e.verdict == Verdict::kNotReproduced);
+  CHECK(e.log[10].observed == "ok");  // the buffer is registered (as a window): no "never registered" note
+  CHECK(e.log.back().observed == "IBV_WC_REM_ACCESS_ERR, IBV_WC_RDMA_WRITE");
+  early.back()[0].args[1] = "IBV_WC_SUCCESS";
+  Outcome d = run(make_ops("holds", early));
+  CHECK(d.verdict == Verdict::kDiverged);
+  CHECK(d.step == 10);
+  CHECK(decided(d) == "IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE | IBV_WC_REM_ACCESS_ERR, IBV_WC_RDMA_WRITE");
+  // BIND_MW names the poster's own window: a buffer registered by reg_mr is none, nor is one never allocated or
+  // one whose window was deallocated (dereg_mr); the WR is not posted
+  for (const Ops& no : {Ops{{{"reg_mr", {"PASSIVE", "0"}}}}, Ops{{}},
+                        Ops{{{"alloc_mw", {"PASSIVE", "0"}}, {"dereg_mr", {"PASSIVE", "0"}}}}}) {
+    Outcome c = run(make_ops("holds", up("") + no + Ops{{{"post_send", {"PASSIVE", "IBV_WR_BIND_MW", "0"}}}}));
+    CHECK(c.verdict == Verdict::kDiverged);
+    CHECK(c.step == 9);
+    CHECK(c.observed == "not posted: PASSIVE's buffer 0 is not a memory window (no alloc_mw)");
+    CHECK(c.reason.rfind("conductor error: ", 0) == 0);
+  }
+  // a window names a buffer: the 2-argument forms cannot bind one
+  CHECK(plan_error(make_ops("holds", {{{"post_send_unsignaled", {"ACTIVE", "IBV_WR_BIND_MW"}}}})) ==
+        "step 1 (p), call proc: post_send_unsignaled of IBV_WR_BIND_MW names a memory region: use "
+        "post_send_unsignaled(ENDPOINT, IBV_WR_BIND_MW, MR)");
+  // alloc_mw of a registered buffer is refused as reg_mr's is
+  Outcome t = run(make_ops("holds", up("") + Ops{{{"reg_mr", {"PASSIVE", "0"}}}, {{"alloc_mw", {"PASSIVE", "0"}}}}));
+  CHECK(t.verdict == Verdict::kDiverged);
+  CHECK(t.observed == "not called: PASSIVE's buffer 0 is registered already");
+}
+
+TEST_CASE("memory windows: LOCAL_INV closes a window, a new bind reopens it; a bound window cannot be bound again") {
+  auto ops = up("") + Ops{{{"alloc_mw", {"PASSIVE", "1"}}, {"post_send", {"PASSIVE", "IBV_WR_BIND_MW", "1"}}},
+                          {{"expect_send_wc", {"PASSIVE", "IBV_WC_SUCCESS", "IBV_WC_BIND_MW"}}},
+                          {{"post_send", {"PASSIVE", "IBV_WR_LOCAL_INV", "1"}}},
+                          {{"expect_send_wc", {"PASSIVE", "IBV_WC_SUCCESS", "IBV_WC_LOCAL_INV"}}},
+                          {{"post_send", {"ACTIVE", "IBV_WR_RDMA_READ", "1"}}},  // the invalidated rkey
+                          {{"expect_send_wc", {"ACTIVE", "IBV_WC_REM_ACCESS_ERR", "IBV_WC_RDMA_READ"}}}};
+  Outcome o = run(make_ops("holds", ops));
+  CHECK(o.verdict == Verdict::kNotReproduced);
+  CHECK(o.log.back().observed == "IBV_WC_REM_ACCESS_ERR, IBV_WC_RDMA_READ");
+  // rebound (unsignaled) after the LOCAL_INV, under a new rkey, the window serves the READ
+  auto again = ops;
+  again.insert(again.begin() + 11, {{"post_send_unsignaled", {"PASSIVE", "IBV_WR_BIND_MW", "1"}}});
+  REQUIRE(again.size() == 14);
+  again[13][0].args[1] = "IBV_WC_SUCCESS";
+  Outcome r = run(make_ops("holds", again));
+  CHECK(r.verdict == Verdict::kNotReproduced);
+  CHECK(r.log.back().observed == "IBV_WC_SUCCESS, IBV_WC_RDMA_READ");
+  // a second bind of a bound window (type 2: only a FREE one binds) completes with IBV_WC_MW_BIND_ERR
+  auto twice = up("") + Ops{{{"alloc_mw", {"PASSIVE", "1"}}, {"post_send", {"PASSIVE", "IBV_WR_BIND_MW", "1"}},
+                             {"post_send", {"PASSIVE", "IBV_WR_BIND_MW", "1"}}},
+                            {{"expect_send_wc", {"PASSIVE", "IBV_WC_SUCCESS", "IBV_WC_BIND_MW"}}},
+                            {{"expect_send_wc", {"PASSIVE", "IBV_WC_MW_BIND_ERR", "IBV_WC_BIND_MW"}}}};
+  CHECK(run(make_ops("holds", twice)).verdict == Verdict::kNotReproduced);
+  // dereg_mr of the window: its last rkey stays, and the peer's WRITE with it fails
+  auto gone = up("") + Ops{{{"alloc_mw", {"PASSIVE", "1"}}, {"post_send", {"PASSIVE", "IBV_WR_BIND_MW", "1"}}},
+                           {{"expect_send_wc", {"PASSIVE", "IBV_WC_SUCCESS", "IBV_WC_BIND_MW"}}},
+                           {{"dereg_mr", {"PASSIVE", "1"}}, {"post_send", {"ACTIVE", "IBV_WR_RDMA_WRITE", "1"}}},
+                           {{"expect_send_wc", {"ACTIVE", "IBV_WC_REM_ACCESS_ERR", "IBV_WC_RDMA_WRITE"}}}};
+  Outcome g = run(make_ops("holds", gone));
+  CHECK(g.verdict == Verdict::kNotReproduced);
+  CHECK(g.log[13].observed == "ok");  // the WRITE names the window's last rkey, not 0
+}
+
+TEST_CASE("memory windows: a device without them (siw) refuses alloc_mw, which diverges unless the model refuses") {
+  FakeDevice::Options opt;
+  opt.transport = FakeDevice::Transport::kIWARP;
+  opt.memory_windows = false;
+  auto ops = up("") + Ops{{{"alloc_mw", {"PASSIVE", "0"}}}};
+  FakeDevice dev(opt);
+  Outcome o = replay(make_plan(make_ops("holds", ops)), dev, ConductorOptions{Millis(1)});
+  CHECK(o.verdict == Verdict::kDiverged);
+  CHECK(o.step == 8);
+  CHECK(decided(o) == "ok | ibv_alloc_mw: Operation not supported (errno 95): the device has no memory windows");
+  CHECK(o.reason == "a verbs/CM call failed that the model allows");
+  // the buffer stays unregistered: a later reg_mr of it is made
+  ops.back()[0].refused = "EOPNOTSUPP: no memory windows";
+  ops.push_back({{"reg_mr", {"PASSIVE", "0"}}});
+  FakeDevice dev2(opt);
+  Outcome r = replay(make_plan(make_ops("holds", ops)), dev2, ConductorOptions{Millis(1)});
+  CHECK(r.verdict == Verdict::kNotReproduced);
+  CHECK(r.log[9].expected == "an error (EOPNOTSUPP: no memory windows)");
+  CHECK(r.log[9].match);
+  CHECK(r.log[10].observed == "ok");
+}
+
 }  // namespace
 }  // namespace qpcheck::verbs

@@ -46,6 +46,7 @@ const char* wr_opcode_name(WrOpcode o) {
     case WrOpcode::kRdmaRead: return "IBV_WR_RDMA_READ";
     case WrOpcode::kSendWithInv: return "IBV_WR_SEND_WITH_INV";
     case WrOpcode::kLocalInv: return "IBV_WR_LOCAL_INV";
+    case WrOpcode::kBindMw: return "IBV_WR_BIND_MW";
   }
   return "IBV_WR_?";
 }

@@ -55,12 +55,13 @@ struct ConnParam {
 enum class QpState { kReset, kInit, kRtr, kRts, kSqd, kSqe, kErr };
 const char* qp_state_name(QpState s);  // "IBV_QPS_RTS"
 
-// The work requests the conductor posts (ibv_wr_opcode): one WR of 32 bytes each.
-enum class WrOpcode { kSend, kRdmaWrite, kRdmaRead, kSendWithInv, kLocalInv };
+// The work requests the conductor posts (ibv_wr_opcode): one WR of 32 bytes each (LOCAL_INV and BIND_MW: none).
+enum class WrOpcode { kSend, kRdmaWrite, kRdmaRead, kSendWithInv, kLocalInv, kBindMw };
 const char* wr_opcode_name(WrOpcode o);  // "IBV_WR_RDMA_READ"
 
-// The memory regions of an endpoint that reg_mr names: data buffers 0..kMaxMrs-1 of kMrBytes each, apart from the
-// buffer (and MR) that Sends and receives use.
+// The memory regions of an endpoint that reg_mr and alloc_mw name: data buffers 0..kMaxMrs-1 of kMrBytes each, apart
+// from the buffer (and MR) that Sends and receives use. "The rkey of buffer k" is its MR's rkey, or, for a buffer
+// that alloc_mw made a type 2 memory window, the window's current rkey.
 inline constexpr int kMaxMrs = 16;
 inline constexpr size_t kMrBytes = 4096;
 
@@ -70,7 +71,8 @@ struct SendWr {
   // The data buffer the WR names (0..kMaxMrs-1), by its rkey: the current one, or the last one it had if it was
   // deregistered, or 0 if it was never registered. RDMA WRITE / READ (wr.rdma.rkey, remote_addr = that buffer) and
   // SEND_WITH_INV (wr.invalidate_rkey): the PEER endpoint's buffer; LOCAL_INV (wr.invalidate_rkey): the endpoint's
-  // own. -1 (the 2-argument post_send): WRITE / READ target the peer's Send/receive MR; a Send ignores it.
+  // own; BIND_MW: the endpoint's own window (alloc_mw), bound to its buffer with a new rkey (ibv_inc_rkey). -1 (the
+  // 2-argument post_send): WRITE / READ target the peer's Send/receive MR; a Send ignores it.
   int mr = -1;
   bool signaled = true;  // IBV_SEND_SIGNALED (QPs have sq_sig_all 0): unsignaled, only an error or flush completes
 };
@@ -140,7 +142,14 @@ class Device {
   // ibv_reg_mr of e's data buffer `mr` (0..kMaxMrs-1) on the PD: LOCAL_WRITE | REMOTE_WRITE | REMOTE_READ when
   // `remote`, else LOCAL_WRITE alone. EEXIST when the buffer is registered already.
   virtual Status reg_mr(Endpoint e, int mr, bool remote) = 0;
-  // ibv_dereg_mr of e's buffer `mr`; its last rkey is kept, for a later WR that names it (SendWr::mr).
+  // e's buffer `mr` becomes a type 2 memory window, the user-space form of a kernel ULP's FRWR MR (ib_alloc_mr):
+  // ibv_reg_mr of the buffer with LOCAL_WRITE | MW_BIND (the underlying MR, no remote access of its own), then
+  // ibv_alloc_mw(pd, IBV_MW_TYPE_2). From then on the buffer's rkey is the window's, which allows no access until an
+  // IBV_WR_BIND_MW binds it (SendWr). EEXIST when the buffer is registered already; a device without memory windows
+  // (siw) fails with ibv_alloc_mw's errno (EOPNOTSUPP: libibverbs' dummy alloc_mw) and leaves the buffer unregistered.
+  virtual Status alloc_mw(Endpoint e, int mr) = 0;
+  // ibv_dereg_mr of e's buffer `mr` (a window: ibv_dealloc_mw, then ibv_dereg_mr of its underlying MR); its last rkey
+  // is kept, for a later WR that names it (SendWr::mr).
   virtual Status dereg_mr(Endpoint e, int mr) = 0;
   virtual Status connect(Endpoint e, const ConnParam& param) = 0;
   virtual Status accept(Endpoint e, const ConnParam& param) = 0;

@@ -13,7 +13,11 @@ namespace {
 Completion wc(int status, std::string opcode, int srq = -1) {
   return Completion{status, std::string(kWcStatusNames.at(status)), std::move(opcode), srq};
 }
-constexpr int kSuccess = 0, kLocQpOpErr = 2, kFlush = 5, kRemInvReqErr = 9, kRemAccessErr = 10, kRnrRetryExc = 13;
+constexpr int kSuccess = 0, kLocQpOpErr = 2, kFlush = 5, kMwBindErr = 6, kRemInvReqErr = 9, kRemAccessErr = 10,
+              kRnrRetryExc = 13;
+
+// ibv_inc_rkey (verbs.h): the low 8 bits of an rkey are its key, incremented by every bind of a window.
+uint32_t inc_rkey(uint32_t rkey) { return (rkey & ~0xffu) | ((rkey + 1) & 0xffu); }
 
 // qp_state_table[cur][next].valid of the kernel's drivers/infiniband/core/verbs.c (Linux 6.1), ibv_qp_state order.
 bool legal(QpState from, QpState to) {
@@ -231,18 +235,36 @@ Status FakeDevice::post_send(Endpoint e, const SendWr& wr) {
     case WrOpcode::kRdmaWrite: w.opcode = "IBV_WC_RDMA_WRITE"; break;
     case WrOpcode::kRdmaRead: w.opcode = "IBV_WC_RDMA_READ"; break;
     case WrOpcode::kLocalInv: w.opcode = "IBV_WC_LOCAL_INV"; break;
+    case WrOpcode::kBindMw: w.opcode = "IBV_WC_BIND_MW"; break;
   }
-  if (op != WrOpcode::kSend && wr.mr >= 0) {
+  if (op != WrOpcode::kSend && op != WrOpcode::kBindMw && wr.mr >= 0) {
     w.names_mr = op == WrOpcode::kRdmaWrite || op == WrOpcode::kRdmaRead;
     w.rkey = rkey_of(op == WrOpcode::kLocalInv ? e : e.peer(), wr.mr);
   }
   if (!s.qp) return fail("ibv_post_send", EINVAL, "no QP");
+  // BIND_MW: the window takes its new rkey when the post succeeds (the caller's copy, as the rdma device keeps it);
+  // the bind itself runs at the head of the send queue (deliver).
+  Mr* window = nullptr;
+  if (op == WrOpcode::kBindMw) {
+    auto it = s.mrs.find(wr.mr);
+    if (it == s.mrs.end() || !it->second.registered || !it->second.window) {
+      return fail("ibv_post_send", EINVAL,
+                  fmt::format("IBV_WR_BIND_MW: {}'s buffer {} is not a memory window", e.text(), wr.mr));
+    }
+    window = &it->second;
+    w.mr = wr.mr;
+    w.rkey = inc_rkey(window->rkey);
+  }
+  auto posted = [&] {
+    if (window) window->rkey = w.rkey;
+  };
   if (s.state == QpState::kErr && opt_.transport == Transport::kIWARP && s.disconnected) {
     // siw_post_send: a user QP's doorbell after the connection closed: -ENOTCONN (libsiw returns -1, errno set)
     return fail("ibv_post_send", ENOTCONN, "");
   }
   if (s.state == QpState::kErr) {
     s.send_wcs.push_back(wc(kFlush, w.opcode));  // a flush completes, signaled or not
+    posted();
     return st;
   }
   if (s.state != QpState::kRts && s.state != QpState::kSqd) return fail("ibv_post_send", EINVAL, "QP not in RTS");
@@ -250,6 +272,7 @@ Status FakeDevice::post_send(Endpoint e, const SendWr& wr) {
     return fail("ibv_post_send", EINVAL, e.peer().text() + " has no memory region");
   }
   s.sq.push_back(w);
+  posted();
   deliver();
   return st;
 }
@@ -260,8 +283,24 @@ Status FakeDevice::reg_mr(Endpoint e, int mr, bool remote) {
   Mr& m = side(e).mrs[mr];
   if (m.registered) return fail("ibv_reg_mr", EEXIST, fmt::format("{}'s buffer {} is registered", e.text(), mr));
   m.registered = true;
+  m.window = false;
   m.remote = remote;
   m.valid = true;
+  m.rkey = next_rkey_;
+  next_rkey_ += 0x100;
+  return st;
+}
+
+Status FakeDevice::alloc_mw(Endpoint e, int mr) {
+  Status st;
+  if (injected("ibv_alloc_mw", &st)) return st;
+  if (!opt_.memory_windows) return fail("ibv_alloc_mw", EOPNOTSUPP, "the device has no memory windows");
+  Mr& m = side(e).mrs[mr];
+  if (m.registered) return fail("ibv_alloc_mw", EEXIST, fmt::format("{}'s buffer {} is registered", e.text(), mr));
+  m.registered = true;
+  m.window = true;
+  m.remote = false;  // rxe_alloc_mw: a type 2 window starts FREE, no access until a bind
+  m.valid = false;
   m.rkey = next_rkey_;
   next_rkey_ += 0x100;
   return st;
@@ -274,7 +313,8 @@ Status FakeDevice::dereg_mr(Endpoint e, int mr) {
   if (it == side(e).mrs.end() || !it->second.registered) {
     return fail("ibv_dereg_mr", EINVAL, fmt::format("{}'s buffer {} is not registered", e.text(), mr));
   }
-  it->second.registered = false;  // the rkey stays: a WR may still name it
+  it->second.registered = false;  // the rkey stays: a WR may still name it (a window: ibv_dealloc_mw, its MR)
+  it->second.window = false;
   return st;
 }
 
@@ -430,6 +470,20 @@ void FakeDevice::deliver() {
           complete(s, w, kSuccess);
         } else {
           complete(s, w, kLocQpOpErr);
+          to_err(e);
+        }
+        moved = true;
+        continue;
+      }
+      if (w.op == WrOpcode::kBindMw) {  // local as well: rxe_do_local_ops, rxe_bind_mw
+        s.sq.pop_front();
+        auto m = s.mrs.find(w.mr);
+        if (m != s.mrs.end() && m->second.registered && m->second.window && !m->second.valid) {
+          m->second.valid = true;
+          m->second.remote = true;
+          complete(s, w, kSuccess);
+        } else {  // a bound window is not FREE (rxe_check_bind_mw, o10-37.2.30); a deallocated one is gone
+          complete(s, w, kMwBindErr);
           to_err(e);
         }
         moved = true;

@@ -37,6 +37,12 @@
 //    QPs go to ERR (siw_qp_rx.c: siw_invalidate_stag fails, a TERMINATE). LOCAL_INV invalidates the sender's own
 //    registered MR and completes with IBV_WC_LOCAL_INV (no peer involved), else IBV_WC_LOC_QP_OP_ERR and its QP to
 //    ERR (siw_qp_tx.c siw_qp_sq_proc_local). An unsignaled WR completes only with an error or a flush.
+//  - Memory windows (type 2, rxe-like: rxe_mw.c): alloc_mw registers the buffer and gives it the window's rkey, which
+//    allows no access until bound; IBV_WR_BIND_MW of the endpoint's own window gives it a new rkey at the post (the
+//    old one is dead) and, when it runs at the head of the send queue, remote write and read under it (completion
+//    IBV_WC_BIND_MW); binding a window that is bound (not FREE) completes with IBV_WC_MW_BIND_ERR, its QP to ERR.
+//    SEND_WITH_INV and LOCAL_INV invalidate it as an MR, and a later bind makes it valid again. With
+//    Options::memory_windows false (siw: no alloc_mw) alloc_mw fails with EOPNOTSUPP.
 //  - Async events: an armed SRQ limit (modify_srq) raises IBV_EVENT_SRQ_LIMIT_REACHED once, when a Send's receive
 //    leaves fewer WRs on the SRQ than the limit; nothing else raises one here.
 // Waits never block: nothing pending means a timeout at once.
@@ -60,6 +66,7 @@ class FakeDevice : public Device {
     Status open_error;         // returned by open() when not ok (environment failures)
     std::string fail_api;      // this API fails once with fail_errno (e.g. "ibv_post_send")
     int fail_errno = 0;
+    bool memory_windows = true;  // false: alloc_mw fails with EOPNOTSUPP (siw: libibverbs' dummy alloc_mw)
   };
   explicit FakeDevice(Options options) : opt_(std::move(options)) {}
 
@@ -79,6 +86,7 @@ class FakeDevice : public Device {
   Status post_recv(Endpoint e, int count) override;
   Status post_send(Endpoint e, const SendWr& wr) override;
   Status reg_mr(Endpoint e, int mr, bool remote) override;
+  Status alloc_mw(Endpoint e, int mr) override;
   Status dereg_mr(Endpoint e, int mr) override;
   Status connect(Endpoint e, const ConnParam& param) override;
   Status accept(Endpoint e, const ConnParam& param) override;
@@ -102,14 +110,17 @@ class FakeDevice : public Device {
     WrOpcode op = WrOpcode::kSend;
     std::string opcode;           // its IBV_WC_* opcode
     bool names_mr = false;        // WRITE / READ: to the peer's buffer with `rkey` (else its Send/receive MR)
-    uint32_t rkey = 0;            // WRITE / READ / SEND_WITH_INV: the peer's buffer's; LOCAL_INV: the own buffer's
+    uint32_t rkey = 0;            // WRITE / READ / SEND_WITH_INV: the peer's buffer's; LOCAL_INV, BIND_MW: the own
+                                  // buffer's (BIND_MW: the new rkey it binds the window with)
+    int mr = -1;                  // BIND_MW: the window's buffer
     bool signaled = true;
   };
-  // One data buffer's memory region (reg_mr).
+  // One data buffer's memory region (reg_mr) or type 2 memory window (alloc_mw).
   struct Mr {
     bool registered = false;
-    bool remote = false;          // REMOTE_WRITE | REMOTE_READ
-    bool valid = true;            // false once invalidated (SEND_WITH_INV, LOCAL_INV)
+    bool window = false;          // alloc_mw: remote access only while bound (valid)
+    bool remote = false;          // REMOTE_WRITE | REMOTE_READ (a window: from its first bind on)
+    bool valid = true;            // false once invalidated (SEND_WITH_INV, LOCAL_INV); a window: false until bound
     uint32_t rkey = 0;            // the current rkey, or the last one (deregistered)
   };
   struct Side {
@@ -153,7 +164,7 @@ class FakeDevice : public Device {
   std::map<int, int> srq_limits_;  // SRQ -> armed srq_limit (0: not armed)
   std::map<int, std::deque<std::string>> srq_events_;
   uint64_t rnr_naks_ = 0;
-  uint32_t next_rkey_ = 0x100;   // the next reg_mr's rkey (0 is never one)
+  uint32_t next_rkey_ = 0x100;   // the next reg_mr's or alloc_mw's rkey (0 is never one; the low 8 bits are the key)
 };
 
 }  // namespace qpcheck::verbs

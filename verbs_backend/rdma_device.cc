@@ -52,6 +52,7 @@ using IdHandle = Handle<rdma_cm_id, rdma_destroy_id>;
 using DevicesHandle = Handle<ibv_context*, free_devices>;
 using PdHandle = Handle<ibv_pd, ibv_dealloc_pd>;
 using MrHandle = Handle<ibv_mr, ibv_dereg_mr>;
+using MwHandle = Handle<ibv_mw, ibv_dealloc_mw>;
 using CqHandle = Handle<ibv_cq, ibv_destroy_cq>;
 using SrqHandle = Handle<ibv_srq, ibv_destroy_srq>;
 
@@ -110,22 +111,35 @@ struct RequestTag {
   uint8_t connection = 0;
 };
 
-// A data buffer of an endpoint and its memory region (reg_mr): the MR is released before the buffer.
+// A data buffer of an endpoint and its memory region (reg_mr) or type 2 memory window (alloc_mw), released in
+// reverse: the window, its MR, the buffer.
 struct DataMr {
   std::vector<char> buffer = std::vector<char>(kMrBytes);
-  MrHandle mr;            // null: not registered now
-  uint32_t rkey = 0;      // the current rkey, or the last one (deregistered); 0: never registered
+  MrHandle mr;            // null: not registered now (a window: its underlying MR, LOCAL_WRITE | MW_BIND)
+  MwHandle mw;            // alloc_mw's window over mr, or null (a plain MR)
+  // The current rkey (a window: its own, as this device last bound it), or the last one (deregistered); 0: never
+  // registered.
+  uint32_t rkey = 0;
 };
 
 // One endpoint's resources, declared in creation order (destroyed in reverse: QP, CQs, data MRs, MR, cm_id,
-// channel).
+// channel), except its memory windows, which go first: a bound type 2 window holds a reference to the QP that bound
+// it (rxe_mw.c rxe_do_bind_mw), and rxe_destroy_qp waits for the QP's last reference (rxe_pool.c __rxe_cleanup, up to
+// 50 s, then a kernel WARN).
 struct EndpointRes {
+  EndpointRes() = default;
+  EndpointRes(const EndpointRes&) = delete;
+  EndpointRes& operator=(const EndpointRes&) = delete;
+  ~EndpointRes() {
+    for (auto& [i, d] : data_mrs) d.mw.reset();
+  }
+
   ChannelHandle channel;                 // the cm_id's own event channel (PASSIVE: migrated there from the listener's)
   IdHandle id;
   bool id_destroyed = false;
   std::vector<char> buffer = std::vector<char>(kBufferBytes);
   MrHandle mr;
-  std::map<int, DataMr> data_mrs;        // reg_mr's buffers (0..kMaxMrs-1), made at their first reg_mr
+  std::map<int, DataMr> data_mrs;        // reg_mr's / alloc_mw's buffers (0..kMaxMrs-1), made at the first of them
   CqHandle send_cq, recv_cq;
   QpHandle qp;
   bool plain = false;                    // the QP was made by ibv_create_qp
@@ -419,7 +433,8 @@ class RdmaDevice : public Device {
   // have sq_sig_all 0). Naming a data buffer (SendWr::mr): WRITE / READ to the peer's buffer with its current or last
   // rkey (0 if never registered); SEND_WITH_INV with the peer's buffer's rkey in wr.invalidate_rkey and also in
   // wr.wr.rdma.rkey, where libsiw reads the STag to invalidate (providers/siw/siw.c push_send_wqe: siw_sqe->rkey =
-  // wr.rdma.rkey; other providers ignore wr.rdma for a Send); LOCAL_INV of e's own buffer's rkey, without data.
+  // wr.rdma.rkey; other providers ignore wr.rdma for a Send); LOCAL_INV of e's own buffer's rkey, without data;
+  // BIND_MW of e's own window (alloc_mw) to its whole buffer, with remote write and read, under a new rkey.
   Status post_send(Endpoint e, const SendWr& w) override {
     EndpointRes* ep = find(e);
     if (!ep || !ep->qp.qp) return fail("ibv_post_send", EINVAL, e.text() + " has no QP");
@@ -435,6 +450,7 @@ class RdmaDevice : public Device {
     wr.num_sge = 1;
     wr.send_flags = w.signaled ? IBV_SEND_SIGNALED : 0;
     std::string wc_opcode = "IBV_WC_SEND";
+    DataMr* bind = nullptr;  // BIND_MW: the window it binds
     // The data buffer the WR names: its rkey (current or last; 0 if never registered) and address.
     auto named = [&](Endpoint owner, uint32_t* rkey, uint64_t* addr) {
       EndpointRes* o = find(owner);
@@ -461,6 +477,27 @@ class RdmaDevice : public Device {
         wc_opcode = "IBV_WC_LOCAL_INV";
         break;
       }
+      case WrOpcode::kBindMw: {
+        // ibv_post_send.3, ibv_alloc_mw.3: a type 2 window is bound by a WR naming the window, its new rkey (the
+        // 8 key bits incremented: ibv_inc_rkey) and the MR range. No SGE: rxe's validate_send_wr refuses one.
+        auto it = ep->data_mrs.find(w.mr);
+        if (it == ep->data_mrs.end() || !it->second.mw) {
+          return fail("ibv_post_send", EINVAL,
+                      fmt::format("IBV_WR_BIND_MW: {}'s buffer {} is not a memory window", e.text(), w.mr));
+        }
+        bind = &it->second;
+        wr.opcode = IBV_WR_BIND_MW;
+        wr.sg_list = nullptr;
+        wr.num_sge = 0;
+        wr.bind_mw.mw = bind->mw.get();
+        wr.bind_mw.rkey = ibv_inc_rkey(bind->rkey);
+        wr.bind_mw.bind_info.mr = bind->mr.get();
+        wr.bind_mw.bind_info.addr = reinterpret_cast<uintptr_t>(bind->buffer.data());
+        wr.bind_mw.bind_info.length = bind->buffer.size();
+        wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+        wc_opcode = "IBV_WC_BIND_MW";
+        break;
+      }
       case WrOpcode::kRdmaWrite:
       case WrOpcode::kRdmaRead: {
         wr.opcode = op == WrOpcode::kRdmaWrite ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ;
@@ -484,6 +521,14 @@ class RdmaDevice : public Device {
     errno = 0;
     if (int rc = ibv_post_send(ep->qp.qp, &wr, &bad)) return post_fail("ibv_post_send", rc);
     ep->send_wrs[wr.wr_id] = wc_opcode;
+    if (bind) {
+      // The new rkey is the window's from the post on (a bind that then fails completes with IBV_WC_MW_BIND_ERR and
+      // its QP goes to ERR). providers/rxe passes mw->rkey as the window's current key (convert_send_wr: mw_rkey),
+      // which the kernel's rxe_bind_mw must find equal to its own, but updates mw->rkey only in rxe_bind_mw (the
+      // ibv_bind_mw path, type 1): after a bind posted here, the caller sets it, as rxe_bind_mw does.
+      bind->rkey = wr.bind_mw.rkey;
+      bind->mw->rkey = bind->rkey;
+    }
     return Status::success();
   }
 
@@ -500,13 +545,46 @@ class RdmaDevice : public Device {
     return Status::success();
   }
 
+  // A type 2 window of the buffer (alloc_mw): the underlying MR is registered with LOCAL_WRITE | MW_BIND (the bind
+  // needs MW_BIND, a writable window LOCAL_WRITE: rxe_mw.c rxe_check_bind_mw, C10-73, C10-74), no remote access of
+  // its own. rxe: rxe_alloc_mw gives the window a key of the MW pool, state FREE (no access) until a bind; siw: no
+  // alloc_mw (libibverbs' dummy: NULL, errno EOPNOTSUPP).
+  Status alloc_mw(Endpoint e, int mr) override {
+    if (mr < 0 || mr >= kMaxMrs) {
+      return fail("ibv_alloc_mw", EINVAL, fmt::format("no buffer {} (0..{})", mr, kMaxMrs - 1));
+    }
+    DataMr& d = endpoints_[e].data_mrs[mr];
+    if (d.mr) return fail("ibv_alloc_mw", EEXIST, fmt::format("{}'s buffer {} is registered", e.text(), mr));
+    d.mr.reset(ibv_reg_mr(pd_.get(), d.buffer.data(), d.buffer.size(), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND));
+    if (!d.mr) return rdma_fail("ibv_reg_mr", fmt::format("{}'s buffer {} (MW_BIND, for a window)", e.text(), mr));
+    errno = 0;
+    d.mw.reset(ibv_alloc_mw(pd_.get(), IBV_MW_TYPE_2));
+    if (!d.mw) {
+      Status st = rdma_fail("ibv_alloc_mw", fmt::format("{}'s buffer {} (IBV_MW_TYPE_2)", e.text(), mr));
+      d.mr.reset();  // the buffer stays unregistered; errno was read first
+      return st;
+    }
+    d.rkey = d.mw->rkey;  // not valid until an IBV_WR_BIND_MW binds it
+    return Status::success();
+  }
+
+  // A window: ibv_dealloc_mw first (rxe refuses to deregister an MR a window is bound to: rxe_mr.c rxe_dereg_mr,
+  // num_mw), then its MR. A handle whose release failed stays owned, and is released again at the end.
   Status dereg_mr(Endpoint e, int mr) override {
     EndpointRes* ep = find(e);
     auto it = ep ? ep->data_mrs.find(mr) : std::map<int, DataMr>::iterator{};
     if (!ep || it == ep->data_mrs.end() || !it->second.mr) {
       return fail("ibv_dereg_mr", EINVAL, fmt::format("{}'s buffer {} is not registered", e.text(), mr));
     }
-    if (int rc = ibv_dereg_mr(it->second.mr.release())) return fail("ibv_dereg_mr", rc);
+    DataMr& d = it->second;
+    if (d.mw) {
+      if (int rc = ibv_dealloc_mw(d.mw.get())) {
+        return fail("ibv_dealloc_mw", rc, fmt::format("{}'s buffer {}", e.text(), mr));
+      }
+      d.mw.release();  // freed by ibv_dealloc_mw
+    }
+    if (int rc = ibv_dereg_mr(d.mr.get())) return fail("ibv_dereg_mr", rc);
+    d.mr.release();  // freed by ibv_dereg_mr
     return Status::success();  // d.rkey stays: a later WR may name it
   }
 

@@ -8,7 +8,8 @@
 // `poll_recv(e)`, `expect_send_wc(e, s)`, `expect_recv(e)`) stay valid so that trace files written before library v2
 // still replay; the library uses the longer forms. All forms of an operation share its id. The forms with a memory
 // region (`post_send(e, op, mr)`, `expect_recv(e, s, mr)`, `poll_recv(e, s, mr)`) came with memory regions, remote
-// invalidation and unsignaled sends (docs/replay.md).
+// invalidation and unsignaled sends (docs/replay.md); `alloc_mw` and IBV_WR_BIND_MW with type 2 memory windows, the
+// user-space form of a kernel ULP's FRWR registration.
 #pragma once
 
 #include <array>
@@ -56,6 +57,7 @@ enum class ReplayOpId : int {
   kRegMrLocal,
   kDeregMr,
   kPostSendUnsignaled,
+  kAllocMw,
 };
 
 using lang::ReplayArg;
@@ -63,7 +65,7 @@ using lang::ReplayArg;
 constexpr int op(ReplayOpId id) { return static_cast<int>(id); }
 constexpr ReplayOpId op_id(const lang::ReplayOpSpec& spec) { return static_cast<ReplayOpId>(spec.id); }
 
-inline constexpr std::array<lang::ReplayOpSpec, 47> kReplayOps{{
+inline constexpr std::array<lang::ReplayOpSpec, 48> kReplayOps{{
     // connection manager (librdmacm)
     {"create_id", op(ReplayOpId::kCreateId), true, {ReplayArg::kEndpoint}, 1,
      "rdma_create_id for an active endpoint (without it, the conductor creates and resolves every active endpoint "
@@ -126,8 +128,8 @@ inline constexpr std::array<lang::ReplayOpSpec, 47> kReplayOps{{
      "ibv_post_send of one signaled WR (RDMA WRITE and READ against the peer endpoint's memory region)"},
     {"post_send", op(ReplayOpId::kPostSend), true, {ReplayArg::kEndpoint, ReplayArg::kWrOpcode, ReplayArg::kMr}, 3,
      "ibv_post_send of one signaled WR naming buffer MR: RDMA WRITE / READ to the peer's buffer MR (its rkey, or the "
-     "last one it had), SEND_WITH_INV of the peer's buffer MR's rkey, LOCAL_INV of the endpoint's own (a Send "
-     "ignores MR)"},
+     "last one it had), SEND_WITH_INV of the peer's buffer MR's rkey, LOCAL_INV of the endpoint's own, BIND_MW of "
+     "the endpoint's own memory window (alloc_mw) with a new rkey (a Send ignores MR)"},
     {"post_send_unsignaled", op(ReplayOpId::kPostSendUnsignaled), true,
      {ReplayArg::kEndpoint, ReplayArg::kWrOpcode}, 2,
      "post_send(e, op) without IBV_SEND_SIGNALED: no completion unless the WR fails or is flushed"},
@@ -138,8 +140,12 @@ inline constexpr std::array<lang::ReplayOpSpec, 47> kReplayOps{{
      "ibv_reg_mr of the endpoint's data buffer MR with LOCAL_WRITE | REMOTE_WRITE | REMOTE_READ"},
     {"reg_mr_local", op(ReplayOpId::kRegMrLocal), true, {ReplayArg::kEndpoint, ReplayArg::kMr}, 2,
      "ibv_reg_mr of the endpoint's data buffer MR with LOCAL_WRITE only (no remote access)"},
+    {"alloc_mw", op(ReplayOpId::kAllocMw), true, {ReplayArg::kEndpoint, ReplayArg::kMr}, 2,
+     "the endpoint's buffer MR becomes a type 2 memory window: ibv_reg_mr with LOCAL_WRITE | MW_BIND, then "
+     "ibv_alloc_mw(pd, IBV_MW_TYPE_2); MR's rkey is the window's, valid once an IBV_WR_BIND_MW binds it"},
     {"dereg_mr", op(ReplayOpId::kDeregMr), true, {ReplayArg::kEndpoint, ReplayArg::kMr}, 2,
-     "ibv_dereg_mr of the endpoint's buffer MR; its last rkey stays known (a later WR of the peer may name it)"},
+     "ibv_dereg_mr of the endpoint's buffer MR (a window: ibv_dealloc_mw, then ibv_dereg_mr); its last rkey stays "
+     "known (a later WR of the peer may name it)"},
     {"poll_recv", op(ReplayOpId::kPollRecv), true, {ReplayArg::kEndpoint}, 1,
      "the ULP takes the endpoint's next receive completion (ibv_poll_cq), which must be IBV_WC_SUCCESS (first "
      "library)"},
@@ -202,9 +208,11 @@ inline constexpr std::array<std::string_view, 9> kWcOpcodeNames{
     "IBV_WC_SEND",    "IBV_WC_RDMA_WRITE", "IBV_WC_RDMA_READ", "IBV_WC_COMP_SWAP",         "IBV_WC_FETCH_ADD",
     "IBV_WC_BIND_MW", "IBV_WC_LOCAL_INV",  "IBV_WC_RECV",      "IBV_WC_RECV_RDMA_WITH_IMM"};
 
-// enum ibv_wr_opcode (verbs.h) that replay posts.
-inline constexpr std::array<std::string_view, 5> kWrOpcodeNames{
-    "IBV_WR_SEND", "IBV_WR_RDMA_WRITE", "IBV_WR_RDMA_READ", "IBV_WR_SEND_WITH_INV", "IBV_WR_LOCAL_INV"};
+// enum ibv_wr_opcode (verbs.h) that replay posts, in value order (the values are not contiguous: RDMA_WRITE 0, SEND
+// 2, RDMA_READ 4, LOCAL_INV 7, BIND_MW 8, SEND_WITH_INV 9).
+inline constexpr std::array<std::string_view, 6> kWrOpcodeNames{
+    "IBV_WR_RDMA_WRITE", "IBV_WR_SEND",    "IBV_WR_RDMA_READ",
+    "IBV_WR_LOCAL_INV",  "IBV_WR_BIND_MW", "IBV_WR_SEND_WITH_INV"};
 
 // enum ibv_qp_state (verbs.h) without the IBV_QPS_ prefix, in value order.
 inline constexpr std::array<std::string_view, 7> kQpStateNames{"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR"};

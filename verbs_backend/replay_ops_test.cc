@@ -19,10 +19,10 @@ TEST_CASE("replay_ops: one id per operation name, every id used, and the vocabul
     if (fresh) CHECK_MESSAGE(ids.insert(op.id).second, "two operations share id ", op.id);
     CHECK(replay_vocabulary().find(op.name, op.arity) == &op);
   }
-  // The ids are exactly ReplayOpId's enumerators 0..kPostSendUnsignaled (the last), each named by the table.
-  CHECK(ids.size() == static_cast<size_t>(op(ReplayOpId::kPostSendUnsignaled)) + 1);
+  // The ids are exactly ReplayOpId's enumerators 0..kAllocMw (the last), each named by the table.
+  CHECK(ids.size() == static_cast<size_t>(op(ReplayOpId::kAllocMw)) + 1);
   CHECK(*ids.begin() == 0);
-  CHECK(*ids.rbegin() == op(ReplayOpId::kPostSendUnsignaled));
+  CHECK(*ids.rbegin() == op(ReplayOpId::kAllocMw));
   CHECK(id_of.at("get_async_event") == op(ReplayOpId::kGetAsyncEvent));
   CHECK(replay_vocabulary().known(lang::ReplayArg::kAsyncEvent, "IBV_EVENT_QP_LAST_WQE_REACHED"));
   CHECK(!replay_vocabulary().known(lang::ReplayArg::kAsyncEvent, "QP_LAST_WQE_REACHED"));
@@ -31,7 +31,8 @@ TEST_CASE("replay_ops: one id per operation name, every id used, and the vocabul
   CHECK(replay_vocabulary().find("connect", 3) == nullptr);
   // memory regions, remote invalidation, unsignaled sends: the 3-argument forms name a memory region last
   for (auto [name, arity] : {std::pair{"post_send", 3}, {"post_send_unsignaled", 3}, {"expect_recv", 3},
-                             {"poll_recv", 3}, {"reg_mr", 2}, {"reg_mr_local", 2}, {"dereg_mr", 2}}) {
+                             {"poll_recv", 3}, {"reg_mr", 2}, {"reg_mr_local", 2}, {"dereg_mr", 2},
+                             {"alloc_mw", 2}}) {
     const lang::ReplayOpSpec* f = replay_vocabulary().find(name, arity);
     REQUIRE_MESSAGE(f, name);
     CHECK(f->args[arity - 1] == lang::ReplayArg::kMr);
@@ -40,6 +41,13 @@ TEST_CASE("replay_ops: one id per operation name, every id used, and the vocabul
   CHECK(replay_vocabulary().find("post_send_unsignaled", 2)->args[1] == lang::ReplayArg::kWrOpcode);
   CHECK(replay_vocabulary().find("post_send_unsignaled", 1) == nullptr);
   CHECK(id_of.at("reg_mr") != id_of.at("reg_mr_local"));
+  // type 2 memory windows: alloc_mw(ENDPOINT, MR) is a host call of one form, appended last
+  CHECK(id_of.at("alloc_mw") == op(ReplayOpId::kAllocMw));
+  REQUIRE(replay_vocabulary().find("alloc_mw", 2));
+  CHECK(replay_vocabulary().find("alloc_mw", 2)->host);
+  CHECK(replay_vocabulary().find("alloc_mw", 2)->args[0] == lang::ReplayArg::kEndpoint);
+  CHECK(replay_vocabulary().find("alloc_mw", 1) == nullptr);
+  CHECK(replay_vocabulary().find("alloc_mw", 3) == nullptr);
   CHECK(replay_vocabulary().find("no_such_op") == nullptr);
 }
 
@@ -63,6 +71,12 @@ TEST_CASE("replay_ops: enum arguments are checked against rdma-core's names, wit
   CHECK(v.known(lang::ReplayArg::kWcOpcode, "IBV_WC_LOCAL_INV"));
   CHECK(v.known(lang::ReplayArg::kWrOpcode, "IBV_WR_SEND_WITH_INV"));
   CHECK(v.known(lang::ReplayArg::kWrOpcode, "IBV_WR_LOCAL_INV"));
+  CHECK(v.known(lang::ReplayArg::kWrOpcode, "IBV_WR_BIND_MW"));
+  CHECK(!v.known(lang::ReplayArg::kWrOpcode, "BIND_MW"));
+  // enum ibv_wr_opcode in value order: RDMA_WRITE 0, SEND 2, RDMA_READ 4, LOCAL_INV 7, BIND_MW 8, SEND_WITH_INV 9
+  CHECK(kWrOpcodeNames == std::array<std::string_view, 6>{"IBV_WR_RDMA_WRITE", "IBV_WR_SEND", "IBV_WR_RDMA_READ",
+                                                          "IBV_WR_LOCAL_INV", "IBV_WR_BIND_MW",
+                                                          "IBV_WR_SEND_WITH_INV"});
   CHECK(!v.known(lang::ReplayArg::kMr, "0"));  // an integer kind
 }
 

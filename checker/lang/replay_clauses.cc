@@ -149,7 +149,8 @@ model::ReplayOp check_replay_clause(const ReplayCall& c, const ReplayVocabulary&
         break;
       case ReplayArg::kWrOpcode:
         named("a work request opcode", "an IBV_WR_* opcode that replay posts (IBV_WR_SEND, IBV_WR_RDMA_WRITE, "
-              "IBV_WR_RDMA_READ, IBV_WR_SEND_WITH_INV, IBV_WR_LOCAL_INV)", vocabulary.wr_opcodes, true);
+              "IBV_WR_RDMA_READ, IBV_WR_SEND_WITH_INV, IBV_WR_LOCAL_INV, IBV_WR_BIND_MW)",
+              vocabulary.wr_opcodes, true);
         break;
       case ReplayArg::kQpState:
         named("a QP state", "a QP state (RESET, INIT, RTR, RTS, SQD, SQE, ERR: enum ibv_qp_state)",

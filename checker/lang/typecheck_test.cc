@@ -205,11 +205,11 @@ TEST_CASE("typecheck: replay clauses are checked against the vocabulary") {
         "test.qpspec:8:35: error: NONE is not a QP state (RESET, INIT, RTR, RTS, SQD, SQE, ERR: enum ibv_qp_state)");
   CHECK(e(v2 + "proc p(e: Ep, q: Q) replay post_send(e, q) { skip; }") ==
         "test.qpspec:8:41: error: enum Q has constant NONE, not an IBV_WR_* opcode that replay posts (IBV_WR_SEND, "
-        "IBV_WR_RDMA_WRITE, IBV_WR_RDMA_READ, IBV_WR_SEND_WITH_INV, IBV_WR_LOCAL_INV)");
+        "IBV_WR_RDMA_WRITE, IBV_WR_RDMA_READ, IBV_WR_SEND_WITH_INV, IBV_WR_LOCAL_INV, IBV_WR_BIND_MW)");
   // memory regions: an integer 0..15, a constant or a parameter whose type lies within it
   CHECK(e(v2 + "proc p(e: Ep, w: W, m: 0..15) replay reg_mr(e, m), reg_mr_local(e, 15), dereg_mr(e, m), "
                "post_send(e, w, m), post_send_unsignaled(e, w), post_send_unsignaled(e, w, 0), "
-               "expect_recv(e, IBV_WC_SUCCESS, m), poll_recv(e, IBV_WC_SUCCESS, 0) { skip; }\n"
+               "expect_recv(e, IBV_WC_SUCCESS, m), poll_recv(e, IBV_WC_SUCCESS, 0), alloc_mw(e, m) { skip; }\n"
                "process q { p(ACTIVE, IBV_WR_SEND, 3); }") == "");
   CHECK(e(v2 + "proc p(e: Ep, m: 0..16) replay reg_mr(e, m) { skip; }") ==
         "test.qpspec:8:42: error: argument 2 of 'reg_mr' is a memory region of an endpoint: expected an integer in "
