@@ -102,7 +102,8 @@ if [ -n "${QPCHECK_LIVE_LOG:-}" ]; then cat "$console" "$work/vm.console" >"$QPC
 if ! grep -q "QPCHECK-VM done" "$console"; then
   tail -n 40 "$work/vm.console" "$console"
   running=$(awk '$1=="QPCHECK-BEGIN" {n=$2 " on " $3 " (" $4 ")"} $1=="QPCHECK-END" {n=""} END {print n}' "$console")
-  die "the VM did not finish (qemu exit $qrc after $vm_secs s)${running:+; it was replaying $running}"
+  panic=$(grep -m1 -oE "(BUG: .*|Kernel panic - .*)" "$work/vm.console" 2>/dev/null)
+  die "the VM did not finish (qemu exit $qrc after $vm_secs s)${running:+; it was replaying $running}${panic:+; the guest kernel: $panic}"
 fi
 grep -E "^QPCHECK-(VM|HANG|WEDGED)" "$console"
 

@@ -169,10 +169,12 @@ vm_boot() {
   (cd "$vm_root" && find . | cpio -o -H newc --quiet | zstd -q -3 -T0 -f -o "$out.initramfs.zst") ||
     die "building the initramfs failed"
   : >"$out.raw"
-  timeout "$secs" qemu-system-x86_64 -accel tcg -m 1024 -smp 2 -nographic -no-reboot -nic none \
-    -kernel "$vm_kdir/vmlinux" -initrd "$out.initramfs.zst" \
+  # The kernel console (ttyS0) goes to a file of its own: under -nographic it shared qemu's stdio with the monitor
+  # and the guest's kernel messages (an oops, a panic) were lost.
+  timeout "$secs" qemu-system-x86_64 -accel tcg -m 1024 -smp 2 -display none -no-reboot -nic none \
+    -kernel "$vm_kdir/vmlinux" -initrd "$out.initramfs.zst" -serial file:"$out.console.raw" \
     -chardev file,id=payload,path="$out.raw" -device isa-serial,chardev=payload,index=1 \
-    -append "console=ttyS0 panic=-1 quiet loglevel=3 rdinit=/init" </dev/null >"$out.console.raw" 2>&1 &
+    -append "console=ttyS0 panic=-1 quiet loglevel=3 rdinit=/init" </dev/null >"$out.qemu" 2>&1 &
   local pid=$! size=-1 quiet=0 rc
   while kill -0 "$pid" 2>/dev/null; do
     sleep 5
