@@ -82,6 +82,7 @@ PlannedOp plan_op(const trace::ReplayStep& r, const std::string& where) {
       case ReplayArg::kWcOpcode: name(known(ReplayArg::kWcOpcode), "an IBV_WC_* opcode"); break;
       case ReplayArg::kWrOpcode: name(known(ReplayArg::kWrOpcode), "an IBV_WR_* opcode replay posts"); break;
       case ReplayArg::kQpState: name(known(ReplayArg::kQpState), "an IBV_QPS_* state"); break;
+      case ReplayArg::kCqKind: name(known(ReplayArg::kCqKind), "a CQ kind (SEND_CQ or RECV_CQ)"); break;
     }
   }
   if (!op.endpoints.empty()) op.ep = op.endpoints[0];
@@ -215,6 +216,8 @@ QpState qp_state(const std::string& name) {  // "IBV_QPS_RTS"; make_plan checked
   }
   return QpState::kErr;
 }
+
+CqKind cq_kind(const std::string& name) { return name == "SEND_CQ" ? CqKind::kSend : CqKind::kRecv; }  // checked
 
 WrOpcode wr_opcode(const std::string& name) {  // make_plan checked it
   if (name == "IBV_WR_RDMA_WRITE") return WrOpcode::kRdmaWrite;
@@ -574,6 +577,31 @@ class Run {
           if (out_.step == s.index) out_.observed = out_.log.back().observed;
         }
         return ok;
+      }
+      case ReplayOpId::kReqNotifyCq: return host(dev_.req_notify_cq(op.ep, cq_kind(op.name)));
+      case ReplayOpId::kGetCqEvent: {
+        // The CQ's own event: one of the endpoint's other CQ that comes first stays with the device for later.
+        bool got = false;
+        st = dev_.next_cq_event(op.ep, cq_kind(op.name), opt_.timeout, &got);
+        const std::string event = "a completion event of " + op.name;
+        return observe(got, event, event);
+      }
+      case ReplayOpId::kPollSendEmpty:
+      case ReplayOpId::kPollRecvEmpty: {
+        // ibv_poll_cq returns 0 now: nothing waits in the CQ, neither on the device (polled once, no wait) nor read
+        // from it already by an observation and not yet taken by the ULP's poll.
+        const bool send = id == ReplayOpId::kPollSendEmpty;
+        std::string seen;
+        if (send && wait_send(op.ep, o.send_poll, &st, Millis(0))) {
+          seen = fmt::format("a send completion {}, {}", o.sends[o.send_poll].name, o.sends[o.send_poll].opcode);
+        }
+        size_t cursor = o.recv_poll;
+        int flushed = 0;
+        if (!send && wait_recv(op.ep, &cursor, false, &flushed, &st, Millis(0))) {
+          seen = "a receive completion " + recv_text(o.recvs[cursor]);
+        }
+        const std::string empty = fmt::format("the {} CQ empty", send ? "send" : "receive");
+        return observe(true, empty, seen.empty() ? empty : seen);
       }
       case ReplayOpId::kExpectNoCompletion: {
         // Silence: within the window, neither CQ reports a completion beyond those the trace has read.

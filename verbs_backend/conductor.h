@@ -2,12 +2,14 @@
 // thread, and compares what the device reports with the model's prediction (docs/replay.md).
 //
 // Each call of a step carries replay operations (declared by the spec library's `replay` clauses, bound when the
-// trace was written; replay_ops.h). Host operations (create_id ... get_cm_event, poll_send, poll_recv)
-// are verbs/CM calls made now; observations (expect_cm_event, expect_send_wc, expect_recv, expect_srq_recv) wait,
-// each with a timeout, for the device to report the predicted CM event or completion. The endpoints are ACTIVE[c]
-// and PASSIVE[c] of any number of connections. Observed events and completions are kept per endpoint in arrival
-// order; an observation and the ULP's later retrieval of the same event or completion (get_cm_event, poll_send,
-// poll_recv) read the same list through separate cursors.
+// trace was written; replay_ops.h). Host operations (create_id ... get_cm_event, poll_send, poll_recv, req_notify_cq,
+// get_cq_event, poll_send_empty, poll_recv_empty) are verbs/CM calls made now; observations (expect_cm_event,
+// expect_send_wc, expect_recv, expect_srq_recv) wait, each with a timeout, for the device to report the predicted CM
+// event or completion. The endpoints are ACTIVE[c] and PASSIVE[c] of any number of connections. Observed events and
+// completions are kept per endpoint in arrival order; an observation and the ULP's later retrieval of the same event
+// or completion (get_cm_event, poll_send, poll_recv) read the same list through separate cursors, and a completion
+// past the ULP's cursor is one its ibv_poll_cq would still return (poll_send_empty, poll_recv_empty). Completion
+// events (get_cq_event) are counted per CQ by the device, not kept here.
 //
 // Setup (before step 1): the listener listens unless the trace has a `listen` operation; every ACTIVE endpoint the
 // trace names without a `create_id` for it gets its cm_id, address and route (the events are consumed there).

@@ -645,5 +645,120 @@ TEST_CASE("memory windows: a device without them (siw) refuses alloc_mw, which d
   CHECK(r.log[10].observed == "ok");
 }
 
+TEST_CASE("completion channels: an armed receive CQ raises one event at the next arrival, then poll_recv takes it") {
+  // up("") is steps 1-7 (9 operations); these are steps 8-12
+  auto ops = up("") + Ops{{{"req_notify_cq", {"PASSIVE", "RECV_CQ"}}},
+                          {{"post_send", {"ACTIVE", "IBV_WR_SEND"}}},
+                          {{"get_cq_event", {"PASSIVE", "RECV_CQ"}}},
+                          {{"poll_recv", {"PASSIVE", "IBV_WC_SUCCESS"}}},
+                          {{"poll_recv_empty", {"PASSIVE"}}}};
+  Outcome o = run(make_ops("holds", ops));
+  CHECK(o.verdict == Verdict::kNotReproduced);
+  REQUIRE(o.log.size() == 14);
+  CHECK(o.log[9].op == "req_notify_cq(PASSIVE, RECV_CQ)");
+  CHECK(o.log[9].observed == "ok");
+  CHECK(o.log[11].op == "get_cq_event(PASSIVE, RECV_CQ)");
+  CHECK(o.log[11].expected == "a completion event of RECV_CQ");
+  CHECK(o.log[11].observed == "a completion event of RECV_CQ");
+  CHECK(o.log[12].observed == "IBV_WC_SUCCESS");
+  CHECK(o.log[13].observed == "the receive CQ empty");
+  // one-shot: a second Send without a new arm raises no event
+  auto once = ops + Ops{{{"post_send", {"ACTIVE", "IBV_WR_SEND"}}}, {{"get_cq_event", {"PASSIVE", "RECV_CQ"}}}};
+  Outcome d = run(make_ops("holds", once));
+  CHECK(d.verdict == Verdict::kDiverged);
+  CHECK(d.step == 14);
+  CHECK(decided(d) == "a completion event of RECV_CQ | nothing within 1 ms");
+  // armed again before it, the second arrival raises one
+  once[12].insert(once[12].begin(), {"req_notify_cq", {"PASSIVE", "RECV_CQ"}});
+  CHECK(run(make_ops("holds", once)).verdict == Verdict::kNotReproduced);
+  // a flush is a completion: the armed CQ raises its event when the QP goes to ERR
+  auto flush = up("") + Ops{{{"req_notify_cq", {"PASSIVE", "RECV_CQ"}}},
+                            {{"modify_qp", {"PASSIVE", "IBV_QPS_ERR"}}},
+                            {{"get_cq_event", {"PASSIVE", "RECV_CQ"}}},
+                            {{"poll_recv", {"PASSIVE", "IBV_WC_WR_FLUSH_ERR"}}}};
+  CHECK(run(make_ops("holds", flush)).verdict == Verdict::kNotReproduced);
+}
+
+TEST_CASE("completion channels: a completion that arrives before the arm raises no event (the lost notification)") {
+  auto ops = up("") + Ops{{{"post_send", {"ACTIVE", "IBV_WR_SEND"}}},
+                          {{"expect_recv", {"PASSIVE", "IBV_WC_SUCCESS"}}},  // in the CQ before the ULP arms it
+                          {{"req_notify_cq", {"PASSIVE", "RECV_CQ"}}},
+                          {{"get_cq_event", {"PASSIVE", "RECV_CQ"}}}};        // the ULP sleeps
+  Outcome o = run(make_ops("holds", ops));
+  CHECK(o.verdict == Verdict::kDiverged);
+  CHECK(o.step == 11);
+  CHECK(decided(o) == "a completion event of RECV_CQ | nothing within 1 ms");
+  CHECK(o.reason == "the device did something the model did not predict");
+  // the ULP that polls once more after arming finds the completion
+  ops.back()[0] = {"poll_recv", {"PASSIVE", "IBV_WC_SUCCESS"}};
+  CHECK(run(make_ops("holds", ops)).verdict == Verdict::kNotReproduced);
+}
+
+TEST_CASE("poll_send_empty / poll_recv_empty: match on an empty CQ, diverge naming the completion waiting there") {
+  auto ops = up("") + Ops{{{"poll_send_empty", {"ACTIVE"}}, {"poll_recv_empty", {"ACTIVE"}},
+                           {"poll_recv_empty", {"PASSIVE"}}},
+                          {{"post_send", {"ACTIVE", "IBV_WR_SEND"}}},
+                          {{"poll_recv_empty", {"PASSIVE"}}}};
+  Outcome o = run(make_ops("holds", ops));
+  CHECK(o.verdict == Verdict::kDiverged);
+  CHECK(o.step == 10);
+  REQUIRE(o.log.size() == 14);
+  CHECK(o.log[9].op == "poll_send_empty(ACTIVE)");
+  CHECK(o.log[9].observed == "the send CQ empty");
+  CHECK(o.log[10].observed == "the receive CQ empty");
+  CHECK(o.log[11].match);
+  CHECK(decided(o) == "the receive CQ empty | a receive completion IBV_WC_SUCCESS");
+  // a completion the conductor read already (an observation) and the ULP has not polled is still in the CQ
+  auto seen = up("") + Ops{{{"post_send", {"ACTIVE", "IBV_WR_SEND"}}},
+                           {{"expect_recv", {"PASSIVE", "IBV_WC_SUCCESS"}},
+                            {"expect_send_wc", {"ACTIVE", "IBV_WC_SUCCESS", "IBV_WC_SEND"}}},
+                           {{"poll_send_empty", {"ACTIVE"}}}};
+  Outcome b = run(make_ops("holds", seen));
+  CHECK(b.verdict == Verdict::kDiverged);
+  CHECK(b.step == 10);
+  CHECK(decided(b) == "the send CQ empty | a send completion IBV_WC_SUCCESS, IBV_WC_SEND");
+  seen[9][0] = {"poll_recv_empty", {"PASSIVE"}};
+  CHECK(decided(run(make_ops("holds", seen))) == "the receive CQ empty | a receive completion IBV_WC_SUCCESS");
+  // once the ULP polled them, both CQs are empty
+  seen[9] = {{"poll_send", {"ACTIVE", "IBV_WC_SUCCESS", "IBV_WC_SEND"}}, {"poll_recv", {"PASSIVE", "IBV_WC_SUCCESS"}},
+             {"poll_send_empty", {"ACTIVE"}}, {"poll_recv_empty", {"PASSIVE"}}};
+  CHECK(run(make_ops("holds", seen)).verdict == Verdict::kNotReproduced);
+}
+
+TEST_CASE("completion channels: an event of the send CQ does not satisfy get_cq_event(RECV_CQ), and is kept") {
+  auto ops = up("") + Ops{{{"req_notify_cq", {"ACTIVE", "SEND_CQ"}}},
+                          {{"post_send", {"ACTIVE", "IBV_WR_SEND"}}},  // the send completion: SEND_CQ's event
+                          {{"get_cq_event", {"ACTIVE", "RECV_CQ"}}}};
+  Outcome o = run(make_ops("holds", ops));
+  CHECK(o.verdict == Verdict::kDiverged);
+  CHECK(o.step == 10);
+  CHECK(decided(o) == "a completion event of RECV_CQ | nothing within 1 ms");
+  // both armed: the send CQ's event comes first and waits while the ULP takes the receive CQ's, then is taken
+  auto both = up("") + Ops{{{"req_notify_cq", {"ACTIVE", "SEND_CQ"}}, {"req_notify_cq", {"ACTIVE", "RECV_CQ"}}},
+                           {{"post_send", {"ACTIVE", "IBV_WR_SEND"}}},
+                           {{"post_send", {"PASSIVE", "IBV_WR_SEND"}}},
+                           {{"get_cq_event", {"ACTIVE", "RECV_CQ"}}},
+                           {{"get_cq_event", {"ACTIVE", "SEND_CQ"}}}};
+  Outcome b = run(make_ops("holds", both));
+  CHECK(b.verdict == Verdict::kNotReproduced);
+  CHECK(b.log.back().observed == "a completion event of SEND_CQ");
+  // ... and only once
+  both.push_back({{"get_cq_event", {"ACTIVE", "SEND_CQ"}}});
+  Outcome t = run(make_ops("holds", both));
+  CHECK(t.verdict == Verdict::kDiverged);
+  CHECK(t.step == 13);
+}
+
+TEST_CASE("completion channels: a CQ kind is SEND_CQ or RECV_CQ; no CQ before the endpoint's first QP") {
+  CHECK(plan_error(make_ops("holds", {{{"get_cq_event", {"ACTIVE", "IBV_SEND_CQ"}}}})) ==
+        "step 1 (p), call proc: get_cq_event argument 2: not a CQ kind (SEND_CQ or RECV_CQ): \"IBV_SEND_CQ\"");
+  CHECK(plan_error(make_ops("holds", {{{"req_notify_cq", {"ACTIVE"}}}})) ==
+        "step 1 (p), call proc: replay operation req_notify_cq takes 2 arguments, found 1");
+  Outcome o = run(make_ops("holds", {{{"req_notify_cq", {"ACTIVE", "SEND_CQ"}}}}));
+  CHECK(o.verdict == Verdict::kDiverged);
+  CHECK(o.step == 1);
+  CHECK(o.observed == "ibv_req_notify_cq: Invalid argument (errno 22): no CQ (no QP created on this endpoint)");
+}
+
 }  // namespace
 }  // namespace qpcheck::verbs

@@ -51,4 +51,6 @@ const char* wr_opcode_name(WrOpcode o) {
   return "IBV_WR_?";
 }
 
+const char* cq_kind_name(CqKind k) { return k == CqKind::kSend ? "SEND_CQ" : "RECV_CQ"; }
+
 }  // namespace qpcheck::verbs

@@ -102,6 +102,10 @@ struct Completion {
   std::string invalidated;
 };
 
+// Which of an endpoint's two CQs (req_notify_cq, next_cq_event): ReplayArg::kCqKind's SEND_CQ and RECV_CQ.
+enum class CqKind { kSend, kRecv };
+const char* cq_kind_name(CqKind k);  // "SEND_CQ", "RECV_CQ"
+
 using Millis = std::chrono::milliseconds;
 
 // The endpoints of K connections on one device, driven from one thread. Not thread-safe. Endpoints come to exist
@@ -166,6 +170,14 @@ class Device {
   // IBV_WC_WR_FLUSH_ERR included: the caller decides.
   virtual Status next_send_completion(Endpoint e, Millis timeout, std::optional<Completion>* wc) = 0;
   virtual Status next_recv_completion(Endpoint e, Millis timeout, std::optional<Completion>* wc) = 0;
+  // Completion channels: e's two CQs are created on e's own channel (ibv_create_comp_channel.3), which delivers an
+  // event only for a CQ that was armed. req_notify_cq: ibv_req_notify_cq(cq, 0) on e's CQ `cq` (ibv_req_notify_cq.3:
+  // one-shot, one event at the next completion added to it; completions already there raise none). next_cq_event:
+  // waits up to `timeout` for the next completion event of that CQ (ibv_get_cq_event, acknowledged at once with
+  // ibv_ack_cq_events(cq, 1)); *got is false on timeout. An event of e's other CQ read meanwhile is counted for that
+  // CQ and returned by a later call for it. Both fail (EINVAL) before e has CQs (its first QP).
+  virtual Status req_notify_cq(Endpoint e, CqKind cq) = 0;
+  virtual Status next_cq_event(Endpoint e, CqKind cq, Millis timeout, bool* got) = 0;
   // Waits up to `timeout` for e's next async event (ibv_get_async_event + ibv_ack_async_event; acknowledged at once):
   // *event is "IBV_EVENT_<NAME>", or nullopt on timeout. The device's one async fd is shared: an event of a QP or a
   // CQ goes to the endpoint that owns it, a port or device event to every endpoint, an SRQ's to next_srq_event.

@@ -213,7 +213,7 @@ Status FakeDevice::post_recv(Endpoint e, int count) {
   if (s.srq >= 0) return fail("ibv_post_recv", EINVAL, "the QP receives from an SRQ");
   if (s.state == QpState::kReset) return fail("ibv_post_recv", EINVAL, "QP in RESET");
   if (s.state == QpState::kErr) {
-    for (int i = 0; i < count; ++i) s.recv_wcs.push_back(wc(kFlush, "IBV_WC_RECV"));
+    for (int i = 0; i < count; ++i) s.recv_cq.add(wc(kFlush, "IBV_WC_RECV"));
     return st;
   }
   s.recvs += count;
@@ -263,7 +263,7 @@ Status FakeDevice::post_send(Endpoint e, const SendWr& wr) {
     return fail("ibv_post_send", ENOTCONN, "");
   }
   if (s.state == QpState::kErr) {
-    s.send_wcs.push_back(wc(kFlush, w.opcode));  // a flush completes, signaled or not
+    s.send_cq.add(wc(kFlush, w.opcode));  // a flush completes, signaled or not
     posted();
     return st;
   }
@@ -277,33 +277,31 @@ Status FakeDevice::post_send(Endpoint e, const SendWr& wr) {
   return st;
 }
 
-Status FakeDevice::reg_mr(Endpoint e, int mr, bool remote) {
+// A buffer of e becomes registered under `api`: an MR (valid at once, remote access or not) or a type 2 window (no
+// access until a bind: rxe_alloc_mw starts it FREE). Either way it gets a new rkey.
+Status FakeDevice::register_buffer(Endpoint e, int mr, const char* api, bool window, bool remote) {
   Status st;
-  if (injected("ibv_reg_mr", &st)) return st;
+  if (injected(api, &st)) return st;
   Mr& m = side(e).mrs[mr];
-  if (m.registered) return fail("ibv_reg_mr", EEXIST, fmt::format("{}'s buffer {} is registered", e.text(), mr));
+  if (m.registered) return fail(api, EEXIST, fmt::format("{}'s buffer {} is registered", e.text(), mr));
   m.registered = true;
-  m.window = false;
+  m.window = window;
   m.remote = remote;
-  m.valid = true;
+  m.valid = !window;
   m.rkey = next_rkey_;
   next_rkey_ += 0x100;
   return st;
 }
 
+Status FakeDevice::reg_mr(Endpoint e, int mr, bool remote) { return register_buffer(e, mr, "ibv_reg_mr", false, remote); }
+
 Status FakeDevice::alloc_mw(Endpoint e, int mr) {
-  Status st;
-  if (injected("ibv_alloc_mw", &st)) return st;
-  if (!opt_.memory_windows) return fail("ibv_alloc_mw", EOPNOTSUPP, "the device has no memory windows");
-  Mr& m = side(e).mrs[mr];
-  if (m.registered) return fail("ibv_alloc_mw", EEXIST, fmt::format("{}'s buffer {} is registered", e.text(), mr));
-  m.registered = true;
-  m.window = true;
-  m.remote = false;  // rxe_alloc_mw: a type 2 window starts FREE, no access until a bind
-  m.valid = false;
-  m.rkey = next_rkey_;
-  next_rkey_ += 0x100;
-  return st;
+  if (!opt_.memory_windows) {
+    Status st;
+    if (injected("ibv_alloc_mw", &st)) return st;
+    return fail("ibv_alloc_mw", EOPNOTSUPP, "the device has no memory windows");
+  }
+  return register_buffer(e, mr, "ibv_alloc_mw", true, false);
 }
 
 Status FakeDevice::dereg_mr(Endpoint e, int mr) {
@@ -331,7 +329,7 @@ int FakeDevice::find_mr(Endpoint owner, uint32_t rkey) {
 }
 
 void FakeDevice::complete(Side& s, const Wqe& w, int status) {
-  if (w.signaled || status != kSuccess) s.send_wcs.push_back(wc(status, w.opcode));  // rxe_comp.c do_complete
+  if (w.signaled || status != kSuccess) s.send_cq.add(wc(status, w.opcode));  // rxe_comp.c do_complete
 }
 
 void FakeDevice::terminate(Endpoint e) {
@@ -445,8 +443,8 @@ void FakeDevice::to_err(Endpoint e) {
   Side& s = side(e);
   if (!s.qp) return;
   s.state = QpState::kErr;
-  for (; !s.sq.empty(); s.sq.pop_front()) s.send_wcs.push_back(wc(kFlush, s.sq.front().opcode));
-  for (; s.recvs > 0; --s.recvs) s.recv_wcs.push_back(wc(kFlush, "IBV_WC_RECV"));
+  for (; !s.sq.empty(); s.sq.pop_front()) s.send_cq.add(wc(kFlush, s.sq.front().opcode));
+  for (; s.recvs > 0; --s.recvs) s.recv_cq.add(wc(kFlush, "IBV_WC_RECV"));
 }
 
 void FakeDevice::discard(Endpoint e) {
@@ -515,7 +513,7 @@ void FakeDevice::deliver() {
         if (w.op == WrOpcode::kSendWithInv) {
           auto m = r.mrs.find(find_mr(pe, w.rkey));
           if (m == r.mrs.end()) {  // siw_invalidate_stag fails: the receive errs, a TERMINATE
-            r.recv_wcs.push_back(wc(kRemInvReqErr, "IBV_WC_RECV", r.srq));
+            r.recv_cq.add(wc(kRemInvReqErr, "IBV_WC_RECV", r.srq));
             complete(s, w, kSuccess);
             terminate(e);
             continue;
@@ -524,11 +522,11 @@ void FakeDevice::deliver() {
           Completion c = wc(kSuccess, "IBV_WC_RECV", r.srq);
           c.inv_mr = m->first;
           c.invalidated = fmt::format("MR {}", m->first);
-          r.recv_wcs.push_back(c);
+          r.recv_cq.add(c);
           complete(s, w, kSuccess);
           continue;
         }
-        r.recv_wcs.push_back(wc(kSuccess, "IBV_WC_RECV", r.srq));
+        r.recv_cq.add(wc(kSuccess, "IBV_WC_RECV", r.srq));
         complete(s, w, kSuccess);
         continue;
       }
@@ -591,10 +589,10 @@ Status FakeDevice::next_send_completion(Endpoint e, Millis, std::optional<Comple
   Side& s = side(e);
   out->reset();
   if (!s.cqs) return fail("ibv_poll_cq", EINVAL, "no CQ (no QP created on this endpoint)");
-  if (s.send_wcs.empty()) deliver();  // a requester waiting on its CQ retries (an RNR NAK each time, rnr_retry 7)
-  if (!s.send_wcs.empty()) {
-    *out = s.send_wcs.front();
-    s.send_wcs.pop_front();
+  if (s.send_cq.wcs.empty()) deliver();  // a requester waiting on its CQ retries (an RNR NAK each time, rnr_retry 7)
+  if (!s.send_cq.wcs.empty()) {
+    *out = s.send_cq.wcs.front();
+    s.send_cq.wcs.pop_front();
   }
   return Status::success();
 }
@@ -603,9 +601,38 @@ Status FakeDevice::next_recv_completion(Endpoint e, Millis, std::optional<Comple
   Side& s = side(e);
   out->reset();
   if (!s.cqs) return fail("ibv_poll_cq", EINVAL, "no CQ (no QP created on this endpoint)");
-  if (!s.recv_wcs.empty()) {
-    *out = s.recv_wcs.front();
-    s.recv_wcs.pop_front();
+  if (!s.recv_cq.wcs.empty()) {
+    *out = s.recv_cq.wcs.front();
+    s.recv_cq.wcs.pop_front();
+  }
+  return Status::success();
+}
+
+void FakeDevice::Cq::add(Completion c) {
+  wcs.push_back(std::move(c));
+  if (armed) {  // one-shot (ibv_req_notify_cq.3)
+    armed = false;
+    ++events;
+  }
+}
+
+Status FakeDevice::req_notify_cq(Endpoint e, CqKind cq) {
+  Status st;
+  if (injected("ibv_req_notify_cq", &st)) return st;
+  Side& s = side(e);
+  if (!s.cqs) return fail("ibv_req_notify_cq", EINVAL, "no CQ (no QP created on this endpoint)");
+  (cq == CqKind::kSend ? s.send_cq : s.recv_cq).armed = true;  // the completions already there raise nothing
+  return st;
+}
+
+Status FakeDevice::next_cq_event(Endpoint e, CqKind cq, Millis, bool* got) {
+  *got = false;
+  Side& s = side(e);
+  if (!s.cqs) return fail("ibv_get_cq_event", EINVAL, "no CQ (no QP created on this endpoint)");
+  Cq& q = cq == CqKind::kSend ? s.send_cq : s.recv_cq;
+  if (q.events > 0) {
+    --q.events;
+    *got = true;
   }
   return Status::success();
 }

@@ -45,6 +45,10 @@
 //    Options::memory_windows false (siw: no alloc_mw) alloc_mw fails with EOPNOTSUPP.
 //  - Async events: an armed SRQ limit (modify_srq) raises IBV_EVENT_SRQ_LIMIT_REACHED once, when a Send's receive
 //    leaves fewer WRs on the SRQ than the limit; nothing else raises one here.
+//  - Completion channels: req_notify_cq arms one CQ of an endpoint for one event, raised when the next completion is
+//    added to it (flushes included); a completion added while the CQ is not armed raises none, so one that arrives
+//    before the ULP arms the CQ is a lost notification (rxe_cq_post, siw_cq_notify_now). next_cq_event takes the
+//    CQ's events in order; the endpoint's other CQ keeps its own.
 // Waits never block: nothing pending means a timeout at once.
 #pragma once
 
@@ -99,11 +103,15 @@ class FakeDevice : public Device {
   Status next_cm_event(Endpoint e, Millis timeout, std::optional<std::string>* event) override;
   Status next_send_completion(Endpoint e, Millis timeout, std::optional<Completion>* wc) override;
   Status next_recv_completion(Endpoint e, Millis timeout, std::optional<Completion>* wc) override;
+  Status req_notify_cq(Endpoint e, CqKind cq) override;
+  Status next_cq_event(Endpoint e, CqKind cq, Millis timeout, bool* got) override;
   // rcvd_rnr_err: RNR NAKs so far, one each time a Send meets an empty receive queue with rnr_retry 7 and is retried
   // (every delivery attempt; a wait for a completion is one).
   std::map<std::string, uint64_t> counters() override;
 
  private:
+  // reg_mr and alloc_mw: buffer mr of e registered under `api` as an MR or a type 2 window (fake_device.cc).
+  Status register_buffer(Endpoint e, int mr, const char* api, bool window, bool remote);
   enum class Cm { kNone, kIdle, kAddr, kRoute, kConnecting, kRequested, kConnected, kDone };
   // A send WR posted and not completed.
   struct Wqe {
@@ -123,6 +131,15 @@ class FakeDevice : public Device {
     bool valid = true;            // false once invalidated (SEND_WITH_INV, LOCAL_INV); a window: false until bound
     uint32_t rkey = 0;            // the current rkey, or the last one (deregistered)
   };
+  // One CQ of an endpoint: its completions, oldest first, and its completion channel's state. An armed CQ
+  // (req_notify_cq) raises one event at the next completion added to it, flushes included, and disarms (rxe_cq_post,
+  // siw_cq_notify_now); a completion added while it is not armed raises none.
+  struct Cq {
+    std::deque<Completion> wcs;
+    bool armed = false;
+    int events = 0;               // events raised and not yet taken (next_cq_event)
+    void add(Completion c);
+  };
   struct Side {
     Cm cm = Cm::kNone;            // the cm_id's state (kNone: no cm_id; kDone: destroyed)
     bool qp = false;              // has a QP
@@ -141,7 +158,7 @@ class FakeDevice : public Device {
     bool disconnect_sent = false; // IB: this side sent the DREQ and waits for the peer's DREP
     bool cqs = false;             // has its CQs (from its first QP on)
     std::deque<std::string> events;
-    std::deque<Completion> send_wcs, recv_wcs;
+    Cq send_cq, recv_cq;
     std::deque<std::string> async;  // async events (the fake device raises none of its own yet)
   };
   Side& side(Endpoint e) { return sides_[e]; }

@@ -54,6 +54,7 @@ using PdHandle = Handle<ibv_pd, ibv_dealloc_pd>;
 using MrHandle = Handle<ibv_mr, ibv_dereg_mr>;
 using MwHandle = Handle<ibv_mw, ibv_dealloc_mw>;
 using CqHandle = Handle<ibv_cq, ibv_destroy_cq>;
+using CompChannelHandle = Handle<ibv_comp_channel, ibv_destroy_comp_channel>;
 using SrqHandle = Handle<ibv_srq, ibv_destroy_srq>;
 
 // An endpoint's QP: a cm_id's (released with rdma_destroy_qp while the cm_id lives) or a plain one, or a cm_id's
@@ -122,10 +123,10 @@ struct DataMr {
   uint32_t rkey = 0;
 };
 
-// One endpoint's resources, declared in creation order (destroyed in reverse: QP, CQs, data MRs, MR, cm_id,
-// channel), except its memory windows, which go first: a bound type 2 window holds a reference to the QP that bound
-// it (rxe_mw.c rxe_do_bind_mw), and rxe_destroy_qp waits for the QP's last reference (rxe_pool.c __rxe_cleanup, up to
-// 50 s, then a kernel WARN).
+// One endpoint's resources, declared in creation order (destroyed in reverse: QP, CQs, completion channel, data MRs,
+// MR, cm_id, channel), except its memory windows, which go first: a bound type 2 window holds a reference to the QP
+// that bound it (rxe_mw.c rxe_do_bind_mw), and rxe_destroy_qp waits for the QP's last reference (rxe_pool.c
+// __rxe_cleanup, up to 50 s, then a kernel WARN).
 struct EndpointRes {
   EndpointRes() = default;
   EndpointRes(const EndpointRes&) = delete;
@@ -140,7 +141,13 @@ struct EndpointRes {
   std::vector<char> buffer = std::vector<char>(kBufferBytes);
   MrHandle mr;
   std::map<int, DataMr> data_mrs;        // reg_mr's / alloc_mw's buffers (0..kMaxMrs-1), made at the first of them
+  // The completion channel of both CQs (made with them), destroyed after them (ibv_destroy_comp_channel fails while
+  // a CQ is on it). Every event read from it is acknowledged at once (ibv_destroy_cq waits for the acks of all
+  // events it got: ibv_get_cq_event.3).
+  CompChannelHandle comp_channel;
   CqHandle send_cq, recv_cq;
+  // Completion events read from comp_channel and not yet taken by next_cq_event, per CQ.
+  int send_events = 0, recv_events = 0;
   QpHandle qp;
   bool plain = false;                    // the QP was made by ibv_create_qp
   std::optional<QpState> state;          // the state this device last moved the QP to (plain QPs: always known)
@@ -685,6 +692,52 @@ class RdmaDevice : public Device {
     }, timeout, out);
   }
 
+  // ibv_req_notify_cq returns an errno value (ibv_req_notify_cq.3). rxe: a system call, rxe_req_notify_cq sets
+  // cq->notify, and rxe_cq_post raises the event for the next CQE when it is set and clears it; siw: libsiw writes
+  // the notify flags it shares with the kernel (providers/siw/siw.c siw_notify_cq), siw_cq_notify_now reads them at
+  // the next CQE and clears them. Neither looks at the CQEs already there (no IB_CQ_REPORT_MISSED_EVENTS).
+  Status req_notify_cq(Endpoint e, CqKind k) override {
+    EndpointRes* ep = find(e);
+    ibv_cq* cq = ep ? (k == CqKind::kSend ? ep->send_cq.get() : ep->recv_cq.get()) : nullptr;
+    if (!cq) return fail("ibv_req_notify_cq", EINVAL, "no CQ (no QP created on this endpoint)");
+    errno = 0;
+    if (int rc = ibv_req_notify_cq(cq, 0)) return post_fail("ibv_req_notify_cq", rc);
+    return Status::success();
+  }
+
+  // Reads e's completion channel (non-blocking, polled) until `k` has an event or the timeout passes; each event is
+  // acknowledged at once and counted for its CQ.
+  Status next_cq_event(Endpoint e, CqKind k, Millis timeout, bool* got) override {
+    *got = false;
+    EndpointRes* ep = find(e);
+    if (!ep || !ep->comp_channel) return fail("ibv_get_cq_event", EINVAL, "no CQ (no QP created on this endpoint)");
+    int& mine = k == CqKind::kSend ? ep->send_events : ep->recv_events;
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (bool first = true;; first = false) {
+      if (mine > 0) {
+        --mine;
+        *got = true;
+        return Status::success();
+      }
+      auto left = std::chrono::duration_cast<Millis>(deadline - std::chrono::steady_clock::now());
+      if (!first && left.count() <= 0) return Status::success();
+      pollfd fd{ep->comp_channel->fd, POLLIN, 0};
+      int n = ::poll(&fd, 1, static_cast<int>(std::max(left, Millis(0)).count()));
+      if (n < 0 && errno != EINTR) return fail("poll", errno, "completion channel");
+      for (;;) {
+        ibv_cq* cq = nullptr;
+        void* cq_context = nullptr;
+        if (ibv_get_cq_event(ep->comp_channel.get(), &cq, &cq_context)) {  // -1, errno set (ibv_get_cq_event.3)
+          if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+          return fail("ibv_get_cq_event", errno);
+        }
+        ibv_ack_cq_events(cq, 1);
+        if (cq == ep->send_cq.get()) ++ep->send_events;
+        if (cq == ep->recv_cq.get()) ++ep->recv_events;
+      }
+    }
+  }
+
   Status next_send_completion(Endpoint e, Millis timeout, std::optional<Completion>* wc) override {
     EndpointRes* ep = find(e);
     return poll(e, ep, ep ? ep->send_cq.get() : nullptr, true, timeout, wc);
@@ -795,19 +848,29 @@ class RdmaDevice : public Device {
     return Status::success();
   }
 
-  // e's MR and CQs (made at its first QP; a later QP of e reuses them) and the init attributes of an RC QP on them.
+  // e's MR, completion channel and CQs (made at its first QP; a later QP of e reuses them) and the init attributes of
+  // an RC QP on them. The CQs are on the channel (comp_vector 0); a CQ that is never armed (req_notify_cq) raises no
+  // event there, so traces that do not arm see the CQs as before.
   Status qp_init(Endpoint e, EndpointRes& ep, int srq, ibv_qp_init_attr* attr) {
     if (!ep.mr) {
       ep.mr.reset(ibv_reg_mr(pd_.get(), ep.buffer.data(), ep.buffer.size(),
                              IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ));
       if (!ep.mr) return rdma_fail("ibv_reg_mr", e.text());
     }
+    if (!ep.comp_channel) {
+      ep.comp_channel.reset(ibv_create_comp_channel(ctx_));
+      if (!ep.comp_channel) return rdma_fail("ibv_create_comp_channel", e.text());
+      int flags = fcntl(ep.comp_channel->fd, F_GETFL);
+      if (flags < 0 || fcntl(ep.comp_channel->fd, F_SETFL, flags | O_NONBLOCK) < 0) {
+        return fail("fcntl", errno, "completion channel O_NONBLOCK");
+      }
+    }
     if (!ep.send_cq) {
-      ep.send_cq.reset(ibv_create_cq(ctx_, kCqDepth, nullptr, nullptr, 0));
+      ep.send_cq.reset(ibv_create_cq(ctx_, kCqDepth, nullptr, ep.comp_channel.get(), 0));
       if (!ep.send_cq) return rdma_fail("ibv_create_cq", "send CQ");
     }
     if (!ep.recv_cq) {
-      ep.recv_cq.reset(ibv_create_cq(ctx_, kCqDepth, nullptr, nullptr, 0));
+      ep.recv_cq.reset(ibv_create_cq(ctx_, kCqDepth, nullptr, ep.comp_channel.get(), 0));
       if (!ep.recv_cq) return rdma_fail("ibv_create_cq", "receive CQ");
     }
     attr->send_cq = ep.send_cq.get();
@@ -1041,8 +1104,8 @@ class RdmaDevice : public Device {
   bool listening_ = false;
   ibv_port_attr port_{};
   ibv_context* ctx_ = nullptr;  // owned by librdmacm, held open by devices_
-  // Declared in creation order; destroyed in reverse: endpoints (QP, CQs, MR, cm_id, channel each), SRQs, listener,
-  // its channel, the PD, the device list.
+  // Declared in creation order; destroyed in reverse: endpoints (QP, CQs, completion channel, MR, cm_id, channel
+  // each), SRQs, listener, its channel, the PD, the device list.
   DevicesHandle devices_;
   PdHandle pd_;
   ChannelHandle listen_channel_;

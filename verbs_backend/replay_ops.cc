@@ -3,8 +3,8 @@
 namespace qpcheck::verbs {
 
 const lang::ReplayVocabulary& replay_vocabulary() {
-  static const lang::ReplayVocabulary v{kReplayOps,     kCmEventNames,  kWcStatusNames,   kWcOpcodeNames,
-                                        kWrOpcodeNames, kQpStateNames,  kAsyncEventNames};
+  static const lang::ReplayVocabulary v{kReplayOps,     kCmEventNames, kWcStatusNames,   kWcOpcodeNames,
+                                        kWrOpcodeNames, kQpStateNames, kAsyncEventNames, kCqKindNames};
   return v;
 }
 

@@ -9,7 +9,9 @@
 // still replay; the library uses the longer forms. All forms of an operation share its id. The forms with a memory
 // region (`post_send(e, op, mr)`, `expect_recv(e, s, mr)`, `poll_recv(e, s, mr)`) came with memory regions, remote
 // invalidation and unsignaled sends (docs/replay.md); `alloc_mw` and IBV_WR_BIND_MW with type 2 memory windows, the
-// user-space form of a kernel ULP's FRWR registration.
+// user-space form of a kernel ULP's FRWR registration; `req_notify_cq`, `get_cq_event`, `poll_send_empty` and
+// `poll_recv_empty` with completion channels (the ULP that sleeps until a completion event, and the notification it
+// loses when a completion arrives before it arms the CQ).
 #pragma once
 
 #include <array>
@@ -58,6 +60,10 @@ enum class ReplayOpId : int {
   kDeregMr,
   kPostSendUnsignaled,
   kAllocMw,
+  kReqNotifyCq,
+  kGetCqEvent,
+  kPollSendEmpty,
+  kPollRecvEmpty,
 };
 
 using lang::ReplayArg;
@@ -65,7 +71,7 @@ using lang::ReplayArg;
 constexpr int op(ReplayOpId id) { return static_cast<int>(id); }
 constexpr ReplayOpId op_id(const lang::ReplayOpSpec& spec) { return static_cast<ReplayOpId>(spec.id); }
 
-inline constexpr std::array<lang::ReplayOpSpec, 48> kReplayOps{{
+inline constexpr std::array<lang::ReplayOpSpec, 52> kReplayOps{{
     // connection manager (librdmacm)
     {"create_id", op(ReplayOpId::kCreateId), true, {ReplayArg::kEndpoint}, 1,
      "rdma_create_id for an active endpoint (without it, the conductor creates and resolves every active endpoint "
@@ -158,6 +164,18 @@ inline constexpr std::array<lang::ReplayOpSpec, 48> kReplayOps{{
     {"poll_send", op(ReplayOpId::kPollSend), true,
      {ReplayArg::kEndpoint, ReplayArg::kWcStatus, ReplayArg::kWcOpcode}, 3,
      "the ULP takes the endpoint's next send completion (ibv_poll_cq), which must have STATUS and OPCODE"},
+    {"poll_send_empty", op(ReplayOpId::kPollSendEmpty), true, {ReplayArg::kEndpoint}, 1,
+     "the ULP's ibv_poll_cq of the endpoint's send CQ returns 0 now: no send completion is waiting there, including "
+     "one the conductor has read from the device and no poll_send has taken"},
+    {"poll_recv_empty", op(ReplayOpId::kPollRecvEmpty), true, {ReplayArg::kEndpoint}, 1,
+     "the ULP's ibv_poll_cq of the endpoint's receive CQ returns 0 now: no receive completion is waiting there"},
+    // completion channels (libibverbs): each endpoint's two CQs are on its own channel
+    {"req_notify_cq", op(ReplayOpId::kReqNotifyCq), true, {ReplayArg::kEndpoint, ReplayArg::kCqKind}, 2,
+     "ibv_req_notify_cq(cq, 0) on the endpoint's send or receive CQ: one completion event, at the next completion "
+     "added to it (one-shot; a completion already there raises none)"},
+    {"get_cq_event", op(ReplayOpId::kGetCqEvent), true, {ReplayArg::kEndpoint, ReplayArg::kCqKind}, 2,
+     "the ULP waits for the next completion event of that CQ on the endpoint's completion channel "
+     "(ibv_get_cq_event + ibv_ack_cq_events(cq, 1)); an event of the endpoint's other CQ is kept for later"},
     // observations
     {"expect_cm_event", op(ReplayOpId::kExpectCmEvent), false, {ReplayArg::kEndpoint, ReplayArg::kCmEvent}, 2,
      "the device reports EVENT on the endpoint's event channel next"},
@@ -226,6 +244,9 @@ inline constexpr std::array<std::string_view, 20> kAsyncEventNames{
     "IBV_EVENT_PKEY_CHANGE",     "IBV_EVENT_SM_CHANGE",         "IBV_EVENT_SRQ_ERR",
     "IBV_EVENT_SRQ_LIMIT_REACHED", "IBV_EVENT_QP_LAST_WQE_REACHED", "IBV_EVENT_CLIENT_REREGISTER",
     "IBV_EVENT_GID_CHANGE",      "IBV_EVENT_WQ_FATAL"};
+
+// Which CQ of an endpoint (req_notify_cq, get_cq_event), written without a prefix: its send CQ, its receive CQ.
+inline constexpr std::array<std::string_view, 2> kCqKindNames{"SEND_CQ", "RECV_CQ"};
 
 // The vocabulary as the type checker takes it (lang::typecheck): kReplayOps and the name lists above.
 const lang::ReplayVocabulary& replay_vocabulary();

@@ -19,10 +19,10 @@ TEST_CASE("replay_ops: one id per operation name, every id used, and the vocabul
     if (fresh) CHECK_MESSAGE(ids.insert(op.id).second, "two operations share id ", op.id);
     CHECK(replay_vocabulary().find(op.name, op.arity) == &op);
   }
-  // The ids are exactly ReplayOpId's enumerators 0..kAllocMw (the last), each named by the table.
-  CHECK(ids.size() == static_cast<size_t>(op(ReplayOpId::kAllocMw)) + 1);
+  // The ids are exactly ReplayOpId's enumerators 0..kPollRecvEmpty (the last), each named by the table.
+  CHECK(ids.size() == static_cast<size_t>(op(ReplayOpId::kPollRecvEmpty)) + 1);
   CHECK(*ids.begin() == 0);
-  CHECK(*ids.rbegin() == op(ReplayOpId::kAllocMw));
+  CHECK(*ids.rbegin() == op(ReplayOpId::kPollRecvEmpty));
   CHECK(id_of.at("get_async_event") == op(ReplayOpId::kGetAsyncEvent));
   CHECK(replay_vocabulary().known(lang::ReplayArg::kAsyncEvent, "IBV_EVENT_QP_LAST_WQE_REACHED"));
   CHECK(!replay_vocabulary().known(lang::ReplayArg::kAsyncEvent, "QP_LAST_WQE_REACHED"));
@@ -49,6 +49,27 @@ TEST_CASE("replay_ops: one id per operation name, every id used, and the vocabul
   CHECK(replay_vocabulary().find("alloc_mw", 1) == nullptr);
   CHECK(replay_vocabulary().find("alloc_mw", 3) == nullptr);
   CHECK(replay_vocabulary().find("no_such_op") == nullptr);
+  // completion channels: host calls of one form each, appended after alloc_mw; the CQ kind comes second
+  CHECK(id_of.at("req_notify_cq") == op(ReplayOpId::kReqNotifyCq));
+  CHECK(id_of.at("get_cq_event") == op(ReplayOpId::kGetCqEvent));
+  CHECK(id_of.at("poll_send_empty") == op(ReplayOpId::kPollSendEmpty));
+  CHECK(id_of.at("poll_recv_empty") == op(ReplayOpId::kPollRecvEmpty));
+  CHECK(op(ReplayOpId::kReqNotifyCq) == op(ReplayOpId::kAllocMw) + 1);
+  for (const char* name : {"req_notify_cq", "get_cq_event"}) {
+    const lang::ReplayOpSpec* f = replay_vocabulary().find(name, 2);
+    REQUIRE_MESSAGE(f, name);
+    CHECK(f->host);
+    CHECK(f->args[0] == lang::ReplayArg::kEndpoint);
+    CHECK(f->args[1] == lang::ReplayArg::kCqKind);
+    CHECK(replay_vocabulary().find(name, 1) == nullptr);
+  }
+  for (const char* name : {"poll_send_empty", "poll_recv_empty"}) {
+    const lang::ReplayOpSpec* f = replay_vocabulary().find(name, 1);
+    REQUIRE_MESSAGE(f, name);
+    CHECK(f->host);
+    CHECK(f->args[0] == lang::ReplayArg::kEndpoint);
+    CHECK(replay_vocabulary().find(name, 2) == nullptr);
+  }
 }
 
 TEST_CASE("replay_ops: enum arguments are checked against rdma-core's names, without their prefix") {
@@ -78,6 +99,14 @@ TEST_CASE("replay_ops: enum arguments are checked against rdma-core's names, wit
                                                           "IBV_WR_LOCAL_INV", "IBV_WR_BIND_MW",
                                                           "IBV_WR_SEND_WITH_INV"});
   CHECK(!v.known(lang::ReplayArg::kMr, "0"));  // an integer kind
+  // which CQ of an endpoint: written without a prefix
+  CHECK(kCqKindNames == std::array<std::string_view, 2>{"SEND_CQ", "RECV_CQ"});
+  CHECK(v.known(lang::ReplayArg::kCqKind, "SEND_CQ"));
+  CHECK(v.known(lang::ReplayArg::kCqKind, "RECV_CQ"));
+  CHECK(!v.known(lang::ReplayArg::kCqKind, "IBV_SEND_CQ"));
+  CHECK(!v.known(lang::ReplayArg::kCqKind, "SRQ"));
+  CHECK(!v.known(lang::ReplayArg::kQpState, "SEND_CQ"));
+  CHECK(lang::replay_arg_prefix(lang::ReplayArg::kCqKind).empty());
 }
 
 }  // namespace

@@ -160,6 +160,10 @@ model::ReplayOp check_replay_clause(const ReplayCall& c, const ReplayVocabulary&
         named("an async event", "an IBV_EVENT_* async event (verbs.h: enum ibv_event_type)", vocabulary.async_events,
               false);
         break;
+      case ReplayArg::kCqKind:
+        named("a completion queue of an endpoint", "a CQ kind (SEND_CQ or RECV_CQ: the endpoint's send or receive CQ)",
+              vocabulary.cq_kinds, true);
+        break;
     }
     op.args.push_back(a);
     op.prefixes.emplace_back(replay_arg_prefix(spec->args[i]));

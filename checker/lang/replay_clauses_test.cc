@@ -10,14 +10,16 @@
 namespace qpcheck::lang {
 namespace {
 
-constexpr std::array<ReplayOpSpec, 4> kOps{{
+constexpr std::array<ReplayOpSpec, 5> kOps{{
     {"ring", 0, true, {}, 0, "no arguments"},
     {"ring", 0, true, {ReplayArg::kCount}, 1, "a count"},
     {"wait_state", 1, false, {ReplayArg::kQpState}, 1, "a QP state"},
     {"pin", 2, true, {ReplayArg::kMr}, 1, "a memory region"},
+    {"arm", 3, true, {ReplayArg::kCqKind}, 1, "a CQ kind"},
 }};
 constexpr std::array<std::string_view, 2> kStates{"UP", "DOWN"};
-const ReplayVocabulary kVocabulary{kOps, {}, {}, {}, {}, kStates};
+constexpr std::array<std::string_view, 2> kCqs{"SEND_CQ", "RECV_CQ"};
+const ReplayVocabulary kVocabulary{kOps, {}, {}, {}, {}, kStates, {}, kCqs};
 
 std::string message(const ReplayCall& call, const ReplayArgChecker& arg) {
   try {
@@ -50,7 +52,8 @@ TEST_CASE("replay clauses: checked against the vocabulary handed in, not a globa
   };
 
   ReplayCall call{Ident{"post_send", {}, {}}, {}, {}};
-  CHECK(message(call, returns(&count, 1)) == "unknown replay operation 'post_send' (known: ring, wait_state, pin)");
+  CHECK(message(call, returns(&count, 1)) ==
+        "unknown replay operation 'post_send' (known: ring, wait_state, pin, arm)");
 
   call = ReplayCall{Ident{"ring", {}, {}}, {&ast, &ast}, {}};
   CHECK(message(call, returns(&count, 1)) == "replay operation 'ring' takes 0 or 1 arguments, found 2");
@@ -83,6 +86,27 @@ TEST_CASE("replay clauses: checked against the vocabulary handed in, not a globa
   param.type = &mrs;
   CHECK(message(call, [&](const Expr*) { return &param; }) == "");
   CHECK(check_replay_clause(call, kVocabulary, returns(&count, 2)).prefixes == std::vector<std::string>{""});
+
+  // a CQ kind: a constant of the vocabulary's cq_kinds (written without a prefix), or a parameter whose enum has
+  // only such constants
+  model::Type cqs;
+  cqs.kind = model::TypeKind::kEnum;
+  cqs.name = "Cq";
+  cqs.constants = {"SEND_CQ", "RECV_CQ", "SRQ_CQ"};
+  cqs.hi = 2;
+  call = ReplayCall{Ident{"arm", {}, {}}, {&ast}, {}};
+  CHECK(message(call, returns(&cqs, 1)) == "");
+  CHECK(check_replay_clause(call, kVocabulary, returns(&cqs, 0)).prefixes == std::vector<std::string>{""});
+  CHECK(message(call, returns(&cqs, 2)) ==
+        "SRQ_CQ is not a CQ kind (SEND_CQ or RECV_CQ: the endpoint's send or receive CQ)");
+  CHECK(message(call, returns(&count, 1)) ==
+        "argument 1 of 'arm' is a completion queue of an endpoint: expected an enum, found 0..1000");
+  param.type = &cqs;
+  CHECK(message(call, [&](const Expr*) { return &param; }) ==
+        "enum Cq has constant SRQ_CQ, not a CQ kind (SEND_CQ or RECV_CQ: the endpoint's send or receive CQ)");
+  cqs.constants.pop_back();
+  cqs.hi = 1;
+  CHECK(message(call, [&](const Expr*) { return &param; }) == "");
 }
 
 }  // namespace

@@ -25,9 +25,11 @@ enum class ReplayArg {
   kAsyncEvent,  // an enum value, one of ReplayVocabulary::async_events (IBV_EVENT_*)
   kLimit,     // an integer 0..65535 (an SRQ limit, in work requests; 0 disarms)
   kMr,        // an integer 0..15 (a memory region of an endpoint: the number of its data buffer)
+  kCqKind,    // an enum value, one of ReplayVocabulary::cq_kinds (SEND_CQ, RECV_CQ: which CQ of an endpoint)
 };
 
-// The prefix the trace writer puts before an enum constant of this kind ("" for none).
+// The prefix the trace writer puts before an enum constant of this kind ("" for none: the IBV_* names, which carry
+// their prefix in the constant, and the CQ kinds, which have none).
 constexpr std::string_view replay_arg_prefix(ReplayArg a) {
   switch (a) {
     case ReplayArg::kCmEvent: return "RDMA_CM_EVENT_";
@@ -49,7 +51,7 @@ struct ReplayOpSpec {
 struct ReplayVocabulary {
   std::span<const ReplayOpSpec> ops;
   // The names an enum argument of each kind may take (without the replay_arg_prefix).
-  std::span<const std::string_view> cm_events, wc_statuses, wc_opcodes, wr_opcodes, qp_states, async_events;
+  std::span<const std::string_view> cm_events, wc_statuses, wc_opcodes, wr_opcodes, qp_states, async_events, cq_kinds;
 
   // The form of `name` with `arity` arguments, or nullptr.
   const ReplayOpSpec* find(std::string_view name, int arity) const {
@@ -75,6 +77,7 @@ struct ReplayVocabulary {
       case ReplayArg::kWrOpcode: names = wr_opcodes; break;
       case ReplayArg::kQpState: names = qp_states; break;
       case ReplayArg::kAsyncEvent: names = async_events; break;
+      case ReplayArg::kCqKind: names = cq_kinds; break;
       default: return false;
     }
     for (std::string_view n : names) {
