@@ -539,12 +539,20 @@ class RdmaDevice : public Device {
     return Status::success();
   }
 
-  Status reg_mr(Endpoint e, int mr, bool remote) override {
-    if (mr < 0 || mr >= kMaxMrs) {
-      return fail("ibv_reg_mr", EINVAL, fmt::format("no buffer {} (0..{})", mr, kMaxMrs - 1));
-    }
+  // Buffer mr of e, which `api` (ibv_reg_mr, ibv_alloc_mw) is about to register: *out, or why not (no such buffer:
+  // EINVAL; registered already: EEXIST).
+  Status unregistered_buffer(const char* api, Endpoint e, int mr, DataMr** out) {
+    if (mr < 0 || mr >= kMaxMrs) return fail(api, EINVAL, fmt::format("no buffer {} (0..{})", mr, kMaxMrs - 1));
     DataMr& d = endpoints_[e].data_mrs[mr];
-    if (d.mr) return fail("ibv_reg_mr", EEXIST, fmt::format("{}'s buffer {} is registered", e.text(), mr));
+    if (d.mr) return fail(api, EEXIST, fmt::format("{}'s buffer {} is registered", e.text(), mr));
+    *out = &d;
+    return Status::success();
+  }
+
+  Status reg_mr(Endpoint e, int mr, bool remote) override {
+    DataMr* b = nullptr;
+    if (Status st = unregistered_buffer("ibv_reg_mr", e, mr, &b); !st.ok()) return st;
+    DataMr& d = *b;
     int access = IBV_ACCESS_LOCAL_WRITE | (remote ? IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ : 0);
     d.mr.reset(ibv_reg_mr(pd_.get(), d.buffer.data(), d.buffer.size(), access));
     if (!d.mr) return rdma_fail("ibv_reg_mr", fmt::format("{}'s buffer {}", e.text(), mr));
@@ -557,11 +565,9 @@ class RdmaDevice : public Device {
   // its own. rxe: rxe_alloc_mw gives the window a key of the MW pool, state FREE (no access) until a bind; siw: no
   // alloc_mw (libibverbs' dummy: NULL, errno EOPNOTSUPP).
   Status alloc_mw(Endpoint e, int mr) override {
-    if (mr < 0 || mr >= kMaxMrs) {
-      return fail("ibv_alloc_mw", EINVAL, fmt::format("no buffer {} (0..{})", mr, kMaxMrs - 1));
-    }
-    DataMr& d = endpoints_[e].data_mrs[mr];
-    if (d.mr) return fail("ibv_alloc_mw", EEXIST, fmt::format("{}'s buffer {} is registered", e.text(), mr));
+    DataMr* b = nullptr;
+    if (Status st = unregistered_buffer("ibv_alloc_mw", e, mr, &b); !st.ok()) return st;
+    DataMr& d = *b;
     d.mr.reset(ibv_reg_mr(pd_.get(), d.buffer.data(), d.buffer.size(), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND));
     if (!d.mr) return rdma_fail("ibv_reg_mr", fmt::format("{}'s buffer {} (MW_BIND, for a window)", e.text(), mr));
     errno = 0;
