@@ -1,6 +1,7 @@
 #include "verbs_backend/conductor.h"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -18,6 +19,9 @@ namespace qpcheck::verbs {
 namespace {
 
 using lang::ReplayArg;
+
+// The largest depth create_cq may ask for (a device may refuse less: its max_cqe, ibv_query_device.3).
+constexpr int kMaxCqDepth = 65536;
 
 // Decimal digits only, as the trace writer renders counts: no sign, no blanks, no "0x".
 int parse_int(const std::string& s, int lo, int hi, const std::string& where) {
@@ -48,6 +52,7 @@ PlannedOp plan_op(const trace::ReplayStep& r, const std::string& where) {
   op.op = r.op;
   op.spec = spec;
   op.refused = r.refused;
+  const ReplayOpId id = op_id(*spec);
   for (int i = 0; i < spec->arity; ++i) {
     const std::string& a = r.args[i];
     std::string at = fmt::format("{}: {} argument {}", where, r.op, i + 1);
@@ -70,12 +75,16 @@ PlannedOp plan_op(const trace::ReplayStep& r, const std::string& where) {
         op.endpoints.push_back(*e);
         break;
       }
-      case ReplayArg::kCount: op.numbers.push_back(parse_int(a, 1, 64, at)); break;
+      // a number of WRs (at most the 64 receive buffers of an endpoint), or create_cq's depth
+      case ReplayArg::kCount:
+        op.numbers.push_back(parse_int(a, 1, id == ReplayOpId::kCreateCq ? kMaxCqDepth : 64, at));
+        break;
       case ReplayArg::kRetry: op.numbers.push_back(parse_int(a, 0, 7, at)); break;
       case ReplayArg::kDepth: op.numbers.push_back(parse_int(a, 0, 255, at)); break;
       case ReplayArg::kSrq: op.numbers.push_back(parse_int(a, 0, 15, at)); break;
       case ReplayArg::kLimit: op.numbers.push_back(parse_int(a, 0, 65535, at)); break;
       case ReplayArg::kMr: op.numbers.push_back(parse_int(a, 0, kMaxMrs - 1, at)); break;
+      case ReplayArg::kCq: op.numbers.push_back(parse_int(a, 0, kMaxSharedCqs - 1, at)); break;
       case ReplayArg::kAsyncEvent: name(known(ReplayArg::kAsyncEvent), "an IBV_EVENT_* async event"); break;
       case ReplayArg::kCmEvent: name(known(ReplayArg::kCmEvent), "an RDMA_CM_EVENT_* name"); break;
       case ReplayArg::kWcStatus: name(known(ReplayArg::kWcStatus), "an IBV_WC_* status"); break;
@@ -89,7 +98,6 @@ PlannedOp plan_op(const trace::ReplayStep& r, const std::string& where) {
   if (!op.numbers.empty()) op.number = op.numbers[0];
   if (!op.names.empty()) op.name = op.names[0];
   // An invalidation names an rkey and a bind a window: only the forms with a memory region can post one.
-  const ReplayOpId id = op_id(*spec);
   if ((id == ReplayOpId::kPostSend || id == ReplayOpId::kPostSendUnsignaled) && spec->arity == 2 &&
       (op.name == "IBV_WR_SEND_WITH_INV" || op.name == "IBV_WR_LOCAL_INV" || op.name == "IBV_WR_BIND_MW")) {
     throw PlanError(fmt::format("{}: {} of {} names a memory region: use {}(ENDPOINT, {}, MR)", where, r.op, op.name,
@@ -112,7 +120,8 @@ std::string PlannedOp::text() const {
       case ReplayArg::kDepth:
       case ReplayArg::kSrq:
       case ReplayArg::kLimit:
-      case ReplayArg::kMr: out += std::to_string(numbers.at(n++)); break;
+      case ReplayArg::kMr:
+      case ReplayArg::kCq: out += std::to_string(numbers.at(n++)); break;
       default: out += names.at(s++); break;
     }
   }
@@ -194,6 +203,25 @@ struct Observed {
   std::vector<std::string> async;           // async events (an endpoint's, or an SRQ's)
   size_t async_expect = 0, async_get = 0;   // expect_async_event / get_async_event (expect_srq_event / get_srq_event)
 };
+
+// One entry of a shared CQ: whose completion and of which kind, and where it is in that endpoint's Observed list
+// (sends or recvs).
+struct SharedEntry {
+  Endpoint ep;
+  CqKind kind = CqKind::kSend;
+  size_t index = 0;
+};
+
+// A shared CQ as the conductor read it: every entry in the order ibv_poll_cq returned it (the order the device
+// produced them), and how many of them the ULP's polls have taken (or destroy_cq discarded). The ULP's ibv_poll_cq
+// of the CQ returns entries[polled] next, whichever QP it is of.
+struct SharedCq {
+  std::vector<SharedEntry> entries;
+  size_t polled = 0;
+  std::vector<bool> observed;     // per entry: an observation (expect_*) of the trace matched it
+};
+
+const char* kind_word(CqKind k) { return k == CqKind::kSend ? "send" : "receive"; }
 
 // What a receive completion's IBV_WC_WITH_INV names, as the report shows it: ", IBV_WC_WITH_INV of MR 0", or "" when
 // the flag is not set.
@@ -339,13 +367,7 @@ class Run {
   bool wait_send(Endpoint e, size_t cursor, Status* error, std::optional<Millis> timeout = std::nullopt) {
     Observed& o = obs(e);
     return wait_until([&] { return o.sends.size() > cursor; }, timeout.value_or(opt_.timeout),
-                      [&](Millis left, bool* got) {
-                        std::optional<Completion> wc;
-                        Status st = dev_.next_send_completion(e, left, &wc);
-                        if (wc) o.sends.push_back(*wc);
-                        *got = wc.has_value();
-                        return st;
-                      }, error);
+                      [&](Millis left, bool* got) { return pump_wc(e, CqKind::kSend, left, got); }, error);
   }
 
   // Receive completions. `skip_flush` (the first library's expect_recv(e) / poll_recv(e), which mean "a Send
@@ -362,15 +384,161 @@ class Run {
           }
           return o.recvs.size() > *cursor;
         },
-        timeout.value_or(opt_.timeout),
-        [&](Millis left, bool* got) {
-          std::optional<Completion> wc;
-          Status st = dev_.next_recv_completion(e, left, &wc);
-          if (wc) o.recvs.push_back(*wc);
-          *got = wc.has_value();
-          return st;
-        },
+        timeout.value_or(opt_.timeout), [&](Millis left, bool* got) { return pump_wc(e, CqKind::kRecv, left, got); },
         error);
+  }
+
+  // The shared CQ that e's completions of `kind` go to (its latest QP's, qp_cq), or -1: e's own CQ of that kind.
+  int shared_cq(Endpoint e, CqKind kind) const {
+    auto it = cq_of_.find({e, kind});
+    return it == cq_of_.end() ? -1 : it->second;
+  }
+
+  // Reads one completion of e of `kind` from the device, waiting up to `left`: from e's own CQ, or, when e's QP is on
+  // a shared CQ for that kind, that CQ's next entry, which may be another endpoint's (pump_shared). *got: one was read.
+  Status pump_wc(Endpoint e, CqKind kind, Millis left, bool* got) {
+    if (int c = shared_cq(e, kind); c >= 0) return pump_shared(c, left, got);
+    std::optional<Completion> wc;
+    Status st = kind == CqKind::kSend ? dev_.next_send_completion(e, left, &wc) : dev_.next_recv_completion(e, left, &wc);
+    if (wc) (kind == CqKind::kSend ? obs(e).sends : obs(e).recvs).push_back(*wc);
+    *got = wc.has_value();
+    return st;
+  }
+
+  // Reads shared CQ c's next entry, waiting up to `left`, and routes it: to its endpoint's list of that kind (what
+  // expect_send_wc / expect_recv read, as for an own CQ) and to the end of c's entries (what the ULP's polls read).
+  Status pump_shared(int c, Millis left, bool* got) {
+    std::optional<CqEntry> x;
+    Status st = dev_.next_cq_completion(c, left, &x);
+    *got = x.has_value();
+    if (x) {
+      Endpoint e = written(x->ep);
+      std::vector<Completion>& list = x->kind == CqKind::kSend ? obs(e).sends : obs(e).recvs;
+      list.push_back(x->wc);
+      shared_[c].entries.push_back({e, x->kind, list.size() - 1});
+    }
+    return st;
+  }
+
+  // The endpoint as the trace writes it ("PASSIVE[0]" or "PASSIVE"), for messages about a device's entry.
+  Endpoint written(Endpoint e) const {
+    for (const PlannedStep& s : plan_.steps) {
+      for (const PlannedOp& op : s.ops) {
+        for (const Endpoint& x : op.endpoints) {
+          if (x == e) return x;
+        }
+      }
+    }
+    return e;
+  }
+
+  // An observation of the trace (expect_send_wc, expect_recv, expect_srq_recv) matched e's completion `index` of
+  // `kind`, which is in shared CQ c: the model says it was added to c after every entry observed before it, so every
+  // entry the device put in c ahead of it must have been observed already, except flushed ones (IBV_WC_WR_FLUSH_ERR:
+  // the model does not observe those when they are produced). Returns "" when that holds, else what came first.
+  std::string shared_order(int c, Endpoint e, CqKind kind, size_t index) {
+    SharedCq& q = shared_[c];
+    q.observed.resize(q.entries.size(), false);
+    size_t at = q.entries.size();
+    for (size_t i = 0; i < q.entries.size(); ++i) {
+      if (q.entries[i].ep == e && q.entries[i].kind == kind && q.entries[i].index == index) at = i;
+    }
+    if (at == q.entries.size()) return "";  // not read from c (destroyed and re-created since): nothing to compare
+    for (size_t i = 0; i < at; ++i) {
+      if (!q.observed[i] && !is_flush(completion_of(q.entries[i]))) {
+        return fmt::format("shared CQ {} got {}'s {} completion ({}) first", c, q.entries[i].ep.text(),
+                           kind_word(q.entries[i].kind), entry_text(q.entries[i]));
+      }
+    }
+    q.observed[at] = true;
+    return "";
+  }
+
+  const Completion& completion_of(const SharedEntry& x) {
+    return (x.kind == CqKind::kSend ? obs(x.ep).sends : obs(x.ep).recvs).at(x.index);
+  }
+  // "IBV_WC_SUCCESS, IBV_WC_SEND" (a send) or "IBV_WC_SUCCESS (SRQ 0)" (a receive: recv_text).
+  std::string entry_text(const SharedEntry& x) {
+    const Completion& c = completion_of(x);
+    return x.kind == CqKind::kSend ? fmt::format("{}, {}", c.name, c.opcode) : recv_text(c);
+  }
+
+  // Waits up to `timeout` for shared CQ c to hold an entry no poll has taken (reading the device meanwhile); returns
+  // the oldest such entry, or nullopt.
+  std::optional<SharedEntry> oldest(int c, Status* error, Millis timeout) {
+    SharedCq& q = shared_[c];
+    bool got = wait_until([&] { return q.entries.size() > q.polled; }, timeout,
+                          [&](Millis left, bool* g) { return pump_shared(c, left, g); }, error);
+    return got ? std::optional<SharedEntry>(q.entries[q.polled]) : std::nullopt;
+  }
+
+  // The ULP's ibv_poll_cq of shared CQ c for e's completion of `kind`: c's oldest entry not yet polled, which must be
+  // e's and of that kind. Taken, it moves c's and e's poll cursors past it and *seen is the completion as the
+  // non-shared poll shows it; `skip_flush` (the first library's poll_recv(e)): e's own receive flushes at the head are
+  // taken and counted in *flushed. Another endpoint's entry, or one of the other kind, stays, and *seen names it.
+  // Returns false when c has no entry within the timeout.
+  bool poll_shared(int c, Endpoint e, CqKind kind, bool skip_flush, int* flushed, Status* error, std::string* seen) {
+    for (;;) {
+      std::optional<SharedEntry> x = oldest(c, error, opt_.timeout);
+      if (!x) return false;
+      const Completion& wc = completion_of(*x);
+      if (!(x->ep == e && x->kind == kind)) {
+        *seen = fmt::format("the oldest completion of shared CQ {} is {}'s {} ({}), not {}'s{}", c, x->ep.text(),
+                            kind_word(x->kind), entry_text(*x), e.text(),
+                            x->kind == kind ? "" : std::string(" ") + kind_word(kind));
+        return true;
+      }
+      ++shared_[c].polled;
+      size_t& cursor = kind == CqKind::kSend ? obs(e).send_poll : obs(e).recv_poll;
+      cursor = std::max(cursor, x->index + 1);
+      if (skip_flush && is_flush(wc)) {
+        ++*flushed;
+        continue;
+      }
+      *seen = kind == CqKind::kSend ? fmt::format("{}, {}", wc.name, wc.opcode) : wc.name + inv_text(wc);
+      return true;
+    }
+  }
+
+  // The CQs e's next QP gets: the qp_cq records for e, else its own.
+  QpCqs next_cqs(Endpoint e) const {
+    QpCqs cqs;
+    for (CqKind k : {CqKind::kSend, CqKind::kRecv}) {
+      auto it = next_cq_.find({e, k});
+      (k == CqKind::kSend ? cqs.send : cqs.recv) = it == next_cq_.end() ? -1 : it->second;
+    }
+    return cqs;
+  }
+
+  // After a create of e's QP on `cqs`: when it succeeded, e's completions are read from those CQs from now on and the
+  // qp_cq records are used up (a failed create made no QP: they stay for the next one). Returns r.
+  Status created(Endpoint e, const QpCqs& cqs, Status r) {
+    if (!r.ok()) return r;
+    for (CqKind k : {CqKind::kSend, CqKind::kRecv}) {
+      if (cqs.of(k) >= 0) {
+        cq_of_[{e, k}] = cqs.of(k);
+      } else {
+        cq_of_.erase({e, k});
+      }
+      next_cq_.erase({e, k});
+    }
+    return r;
+  }
+
+  // destroy_cq(c) succeeded: its entries no poll has taken are gone (the ULP's polls and the observations never see
+  // them: both cursors of their endpoints move past them); a new c starts empty.
+  void discard_shared(int c) {
+    auto it = shared_.find(c);
+    if (it == shared_.end()) return;
+    for (size_t i = it->second.polled; i < it->second.entries.size(); ++i) {
+      const SharedEntry& x = it->second.entries[i];
+      Observed& o = obs(x.ep);
+      for (size_t* cursor : x.kind == CqKind::kSend ? std::array<size_t*, 2>{&o.send_poll, &o.send_expect}
+                                                      : std::array<size_t*, 2>{&o.recv_poll, &o.recv_expect}) {
+        *cursor = std::max(*cursor, x.index + 1);
+      }
+    }
+    shared_.erase(it);
   }
 
   std::string nothing() const {
@@ -427,9 +595,29 @@ class Run {
       case ReplayOpId::kCreateId: return host(dev_.create_id(op.ep));
       case ReplayOpId::kResolveAddr: return host(dev_.resolve_addr(op.ep));
       case ReplayOpId::kResolveRoute: return host(dev_.resolve_route(op.ep));
-      case ReplayOpId::kCreateQp: return host(dev_.create_qp(op.ep, -1));
-      case ReplayOpId::kCreateQpSrq: return host(dev_.create_qp(op.ep, op.number));
-      case ReplayOpId::kIbvCreateQp: return host(dev_.create_plain_qp(op.ep));
+      case ReplayOpId::kCreateQp:
+      case ReplayOpId::kCreateQpSrq:
+      case ReplayOpId::kIbvCreateQp: {
+        const QpCqs cqs = next_cqs(op.ep);
+        Status r = id == ReplayOpId::kIbvCreateQp ? dev_.create_plain_qp(op.ep, cqs)
+                                                  : dev_.create_qp(op.ep, id == ReplayOpId::kCreateQpSrq ? op.number : -1,
+                                                                   cqs);
+        return host(created(op.ep, cqs, r));
+      }
+      case ReplayOpId::kCreateCq: {
+        Status r = dev_.create_cq(op.numbers[0], op.numbers[1]);
+        if (r.ok()) shared_.erase(op.numbers[0]);
+        return host(r);
+      }
+      case ReplayOpId::kDestroyCq: {
+        Status r = dev_.destroy_cq(op.number);
+        if (r.ok()) discard_shared(op.number);
+        return host(r);
+      }
+      case ReplayOpId::kQpCq:
+        // no verbs call: what e's next QP's ibv_qp_init_attr will name (created)
+        next_cq_[{op.ep, cq_kind(op.name)}] = op.number;
+        return host(Status::success());
       case ReplayOpId::kModifyQp: {
         // modify_qp(e, state, max_dest_rd_atomic, rnr_retry, retry_cnt, max_rd_atomic); the short form: QpAttrs'
         // defaults
@@ -540,13 +728,23 @@ class Run {
       case ReplayOpId::kPollSend: {
         size_t& cursor = id == ReplayOpId::kPollSend ? o.send_poll : o.send_expect;
         bool with_opcode = op.names.size() == 2;
-        bool got = wait_send(op.ep, cursor, &st);
+        const std::string expected = with_opcode ? fmt::format("{}, {}", op.names[0], op.names[1]) : op.names[0];
         std::string seen;
+        if (int c = shared_cq(op.ep, CqKind::kSend); id == ReplayOpId::kPollSend && c >= 0) {
+          // the ULP's poll of a shared CQ takes its oldest entry, whoever's it is
+          int flushed = 0;
+          bool got = poll_shared(c, op.ep, CqKind::kSend, false, &flushed, &st, &seen);
+          return observe(got, expected, seen);
+        }
+        bool got = wait_send(op.ep, cursor, &st);
         if (got) {
           const Completion& c = o.sends[cursor++];
           seen = with_opcode ? fmt::format("{}, {}", c.name, c.opcode) : c.name;
+          if (int sc = shared_cq(op.ep, CqKind::kSend); sc >= 0) {
+            if (std::string first = shared_order(sc, op.ep, CqKind::kSend, cursor - 1); !first.empty()) seen = first;
+          }
         }
-        return observe(got, with_opcode ? fmt::format("{}, {}", op.names[0], op.names[1]) : op.names[0], seen);
+        return observe(got, expected, seen);
       }
       case ReplayOpId::kExpectRecv:
       case ReplayOpId::kPollRecv:
@@ -561,14 +759,20 @@ class Run {
                                : arity == 3 ? fmt::format("{}, IBV_WC_WITH_INV of MR {}", op.name, op.numbers[0])
                                             : op.name;
         int flushed = 0;
-        bool got = wait_recv(op.ep, &cursor, arrival, &flushed, &st);
         // Only expect_srq_recv names the SRQ (and it does not compare IBV_WC_WITH_INV); poll_recv and expect_recv
         // compare the status and IBV_WC_WITH_INV (a QP's receives come from its SRQ or its own receive queue by how
         // it was created, not by what the poll asks).
         std::string seen;
-        if (got) {
+        bool got = false;
+        if (int c = shared_cq(op.ep, CqKind::kRecv); id == ReplayOpId::kPollRecv && c >= 0) {
+          // the ULP's poll of a shared CQ takes its oldest entry, whoever's it is
+          got = poll_shared(c, op.ep, CqKind::kRecv, arrival, &flushed, &st, &seen);
+        } else if ((got = wait_recv(op.ep, &cursor, arrival, &flushed, &st))) {
           const Completion& c = o.recvs[cursor++];
           seen = srq ? srq_text(c) : c.name + inv_text(c);  // expect_srq_recv does not compare IBV_WC_WITH_INV
+          if (int sc = shared_cq(op.ep, CqKind::kRecv); sc >= 0 && id != ReplayOpId::kPollRecv) {
+            if (std::string first = shared_order(sc, op.ep, CqKind::kRecv, cursor - 1); !first.empty()) seen = first;
+          }
         }
         bool ok = observe(got, expected, seen);
         if (!got && st.ok() && flushed > 0) {
@@ -579,6 +783,21 @@ class Run {
         return ok;
       }
       case ReplayOpId::kReqNotifyCq: return host(dev_.req_notify_cq(op.ep, cq_kind(op.name)));
+      case ReplayOpId::kReqNotifySharedCq: return host(dev_.req_notify_shared_cq(op.number));
+      case ReplayOpId::kGetSharedCqEvent: {
+        bool got = false;
+        st = dev_.next_shared_cq_event(op.number, opt_.timeout, &got);
+        const std::string event = fmt::format("a completion event of shared CQ {}", op.number);
+        return observe(got, event, event);
+      }
+      case ReplayOpId::kPollSharedCqEmpty: {
+        // as poll_*_empty on a shared CQ: no entry of any QP that no poll has taken
+        std::string seen;
+        std::optional<SharedEntry> x = oldest(op.number, &st, Millis(0));
+        if (x) seen = fmt::format("{}'s {} completion {}", x->ep.text(), kind_word(x->kind), entry_text(*x));
+        const std::string empty = fmt::format("shared CQ {} empty", op.number);
+        return observe(true, empty, seen.empty() ? empty : seen);
+      }
       case ReplayOpId::kGetCqEvent: {
         // The CQ's own event: one of the endpoint's other CQ that comes first stays with the device for later.
         bool got = false;
@@ -592,6 +811,13 @@ class Run {
         // from it already by an observation and not yet taken by the ULP's poll.
         const bool send = id == ReplayOpId::kPollSendEmpty;
         std::string seen;
+        if (int c = shared_cq(op.ep, send ? CqKind::kSend : CqKind::kRecv); c >= 0) {
+          // a shared CQ: no entry of any QP that no poll has taken
+          std::optional<SharedEntry> x = oldest(c, &st, Millis(0));
+          if (x) seen = fmt::format("{}'s {} completion {}", x->ep.text(), kind_word(x->kind), entry_text(*x));
+          const std::string empty = fmt::format("the {} CQ (shared CQ {}) empty", send ? "send" : "receive", c);
+          return observe(true, empty, seen.empty() ? empty : seen);
+        }
         if (send && wait_send(op.ep, o.send_poll, &st, Millis(0))) {
           seen = fmt::format("a send completion {}, {}", o.sends[o.send_poll].name, o.sends[o.send_poll].opcode);
         }
@@ -728,10 +954,9 @@ class Run {
         Observed& o = obs(e);
         std::optional<std::string> ev;
         if (dev_.next_cm_event(e, slice, &ev).ok() && ev) o.events.push_back(*ev);
-        std::optional<Completion> wc;
-        if (dev_.next_send_completion(e, slice, &wc).ok() && wc) o.sends.push_back(*wc);
-        wc.reset();
-        if (dev_.next_recv_completion(e, slice, &wc).ok() && wc) o.recvs.push_back(*wc);
+        bool got = false;
+        pump_wc(e, CqKind::kSend, slice, &got);  // an endpoint without a CQ (or a shared one gone): skipped
+        pump_wc(e, CqKind::kRecv, slice, &got);
         if (o.events.size() > std::max(o.event_expect, o.event_get)) {
           return fmt::format("{} on {}", o.events[std::max(o.event_expect, o.event_get)], e.text());
         }
@@ -806,6 +1031,11 @@ class Run {
   std::map<std::pair<Endpoint, int>, bool> mrs_;
   // The (endpoint, buffer) pairs that are memory windows now: alloc_mw until their dereg_mr (what BIND_MW may name).
   std::set<std::pair<Endpoint, int>> windows_;
+  // Shared CQs as read so far (create_cq .. destroy_cq), the shared CQ e's latest QP uses for a kind (absent: its own
+  // CQ), and the qp_cq records for e's next QP.
+  std::map<int, SharedCq> shared_;
+  std::map<std::pair<Endpoint, CqKind>, int> cq_of_;
+  std::map<std::pair<Endpoint, CqKind>, int> next_cq_;
   int repetition_ = 0;  // the cycle repetition being replayed (0: the prefix)
   Outcome out_;
 };

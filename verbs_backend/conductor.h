@@ -3,13 +3,20 @@
 //
 // Each call of a step carries replay operations (declared by the spec library's `replay` clauses, bound when the
 // trace was written; replay_ops.h). Host operations (create_id ... get_cm_event, poll_send, poll_recv, req_notify_cq,
-// get_cq_event, poll_send_empty, poll_recv_empty) are verbs/CM calls made now; observations (expect_cm_event,
+// get_cq_event, poll_send_empty, poll_recv_empty, create_cq, destroy_cq, qp_cq) are verbs/CM calls made now (qp_cq
+// only records what the endpoint's next QP is created with); observations (expect_cm_event,
 // expect_send_wc, expect_recv, expect_srq_recv) wait, each with a timeout, for the device to report the predicted CM
 // event or completion. The endpoints are ACTIVE[c] and PASSIVE[c] of any number of connections. Observed events and
 // completions are kept per endpoint in arrival order; an observation and the ULP's later retrieval of the same event
 // or completion (get_cm_event, poll_send, poll_recv) read the same list through separate cursors, and a completion
 // past the ULP's cursor is one its ibv_poll_cq would still return (poll_send_empty, poll_recv_empty). Completion
 // events (get_cq_event) are counted per CQ by the device, not kept here.
+//
+// Shared CQs (create_cq, qp_cq): an endpoint whose QP was created on shared CQ c for a kind has its completions of
+// that kind read from c, whose entries (any QP's) are routed to their endpoints' lists as above and also kept in
+// c's own order, the order ibv_poll_cq returned them. Observations of an endpoint match as for an own CQ; the ULP's
+// polls (poll_send, poll_recv, poll_*_empty) take c's oldest entry no poll has taken, which must be that endpoint's
+// and of that kind: another endpoint's at the head is a divergence that names it.
 //
 // Setup (before step 1): the listener listens unless the trace has a `listen` operation; every ACTIVE endpoint the
 // trace names without a `create_id` for it gets its cm_id, address and route (the events are consumed there).
@@ -36,7 +43,7 @@ struct PlannedOp {
   std::string op;                 // its name (replay_ops.h)
   const lang::ReplayOpSpec* spec = nullptr;  // the form (name and arity) it matched
   std::vector<Endpoint> endpoints;           // kEndpoint arguments
-  std::vector<int> numbers;                  // kCount, kRetry, kDepth, kSrq, kLimit, kMr arguments
+  std::vector<int> numbers;                  // kCount, kRetry, kDepth, kSrq, kLimit, kMr, kCq arguments
   std::vector<std::string> names;            // enum arguments as written (RDMA_CM_EVENT_*, IBV_WC_*, IBV_QPS_*, ...)
   // The first of each: endpoint, number, name.
   Endpoint ep;

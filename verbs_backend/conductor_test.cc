@@ -760,5 +760,278 @@ TEST_CASE("completion channels: a CQ kind is SEND_CQ or RECV_CQ; no CQ before th
   CHECK(o.observed == "ibv_req_notify_cq: Invalid argument (errno 22): no CQ (no QP created on this endpoint)");
 }
 
+
+// up(c) with qp_cq records: `a_cqs` before ACTIVE[c]'s create_qp, `p_cqs` before PASSIVE[c]'s.
+Ops up_shared(const std::string& c, std::vector<trace::ReplayStep> a_cqs, std::vector<trace::ReplayStep> p_cqs) {
+  Ops ops = up(c);
+  ops[0].insert(ops[0].begin(), a_cqs.begin(), a_cqs.end());
+  ops[3].insert(ops[3].begin(), p_cqs.begin(), p_cqs.end());
+  return ops;
+}
+
+// two_passives_share_cq0's ops (and what follows them) without the shared CQ: no create_cq (op 0), no qp_cq in the
+// two set-ups (ops 4 and 11, first).
+Ops own_cqs(Ops ops) {
+  ops[0].clear();
+  ops[4].erase(ops[4].begin());
+  ops[11].erase(ops[11].begin());
+  return ops;
+}
+
+// Shared CQ 0 (depth 8) made at step 1, then connections 0 (steps 2-8) and 1 (steps 9-15) whose PASSIVE endpoints
+// receive on it; 21 operations.
+Ops two_passives_share_cq0() {
+  return Ops{{{"create_cq", {"0", "8"}}}} + up_shared("0", {}, {{"qp_cq", {"PASSIVE[0]", "RECV_CQ", "0"}}}) +
+         up_shared("1", {}, {{"qp_cq", {"PASSIVE[1]", "RECV_CQ", "0"}}});
+}
+
+TEST_CASE("shared CQ: two PASSIVE endpoints receive on CQ 0; polls replay in the order the Sends arrived") {
+  // connection 1's Send arrives first (step 16), connection 0's second (step 17)
+  auto ops = two_passives_share_cq0() +
+             Ops{{{"post_send", {"ACTIVE[1]", "IBV_WR_SEND"}}},
+                 {{"post_send", {"ACTIVE[0]", "IBV_WR_SEND"}}},
+                 // observations in the order the device added the entries to CQ 0
+                 {{"expect_recv", {"PASSIVE[1]", "IBV_WC_SUCCESS"}}, {"expect_recv", {"PASSIVE[0]", "IBV_WC_SUCCESS"}}},
+                 {{"poll_recv", {"PASSIVE[1]", "IBV_WC_SUCCESS"}}},
+                 {{"poll_recv", {"PASSIVE[0]", "IBV_WC_SUCCESS"}}},
+                 {{"poll_recv_empty", {"PASSIVE[0]"}}, {"poll_recv_empty", {"PASSIVE[1]"}}}};
+  Outcome o = run(make_ops("holds", ops));
+  CHECK(o.verdict == Verdict::kNotReproduced);
+  REQUIRE(o.log.size() == 29);
+  CHECK(o.log[0].op == "create_cq(0, 8)");
+  CHECK(o.log[0].observed == "ok");
+  CHECK(o.log[15].op == "qp_cq(PASSIVE[1], RECV_CQ, 0)");
+  CHECK(o.log[15].observed == "ok");
+  CHECK(o.log[23].observed == "IBV_WC_SUCCESS");
+  CHECK(o.log[25].op == "poll_recv(PASSIVE[1], IBV_WC_SUCCESS)");
+  CHECK(o.log[25].observed == "IBV_WC_SUCCESS");
+  CHECK(o.log[27].op == "poll_recv_empty(PASSIVE[0])");
+  CHECK(o.log[27].expected == "the receive CQ (shared CQ 0) empty");
+  CHECK(o.log[27].match);
+  // the polls in the other order: the ULP's ibv_poll_cq of CQ 0 returns PASSIVE[1]'s completion first
+  auto swapped = ops;
+  std::swap(swapped[18], swapped[19]);
+  Outcome d = run(make_ops("holds", swapped));
+  CHECK(d.verdict == Verdict::kDiverged);
+  CHECK(d.step == 19);
+  CHECK(decided(d) == "IBV_WC_SUCCESS | the oldest completion of shared CQ 0 is PASSIVE[1]'s receive (IBV_WC_SUCCESS), "
+                      "not PASSIVE[0]'s");
+  CHECK(d.reason == "the device did something the model did not predict");
+  // the observations in the other order: the model's order of entries is not the device's
+  auto observed = ops;
+  std::swap(observed[17][0], observed[17][1]);
+  Outcome w = run(make_ops("holds", observed));
+  CHECK(w.verdict == Verdict::kDiverged);
+  CHECK(w.step == 18);
+  CHECK(decided(w) == "IBV_WC_SUCCESS | shared CQ 0 got PASSIVE[1]'s receive completion (IBV_WC_SUCCESS) first");
+  // without qp_cq each PASSIVE has its own receive CQ, and the same polls and observations replay in either order
+  auto own_observed = own_cqs(observed);
+  CHECK(run(make_ops("holds", own_observed)).verdict == Verdict::kNotReproduced);
+  auto own = own_cqs(swapped);
+  CHECK(run(make_ops("holds", own)).verdict == Verdict::kNotReproduced);
+}
+
+TEST_CASE("shared CQ: poll_recv_empty sees another endpoint's entry, read from the device or not") {
+  auto ops = two_passives_share_cq0() + Ops{{{"post_send", {"ACTIVE[1]", "IBV_WR_SEND"}}},
+                                            {{"poll_recv_empty", {"PASSIVE[0]"}}}};
+  Outcome o = run(make_ops("holds", ops));
+  CHECK(o.verdict == Verdict::kDiverged);
+  CHECK(o.step == 17);
+  CHECK(decided(o) == "the receive CQ (shared CQ 0) empty | PASSIVE[1]'s receive completion IBV_WC_SUCCESS");
+  // read from the device already (an observation of PASSIVE[1]) and not polled: still in the CQ
+  auto seen = ops;
+  seen[16].insert(seen[16].begin(), {"expect_recv", {"PASSIVE[1]", "IBV_WC_SUCCESS"}});
+  Outcome b = run(make_ops("holds", seen));
+  CHECK(b.verdict == Verdict::kDiverged);
+  CHECK(decided(b) == "the receive CQ (shared CQ 0) empty | PASSIVE[1]'s receive completion IBV_WC_SUCCESS");
+  // once PASSIVE[1]'s ULP polled it, the CQ is empty for PASSIVE[0] too
+  seen[16].insert(seen[16].begin() + 1, {"poll_recv", {"PASSIVE[1]", "IBV_WC_SUCCESS"}});
+  CHECK(run(make_ops("holds", seen)).verdict == Verdict::kNotReproduced);
+  // with its own receive CQ, PASSIVE[0]'s is empty whatever PASSIVE[1] got
+  auto own = own_cqs(ops);
+  CHECK(run(make_ops("holds", own)).verdict == Verdict::kNotReproduced);
+}
+
+TEST_CASE("shared CQ: destroy_cq fails with EBUSY while a QP uses it, succeeds once none does, and may be redone") {
+  auto busy = two_passives_share_cq0() + Ops{{{"destroy_cq", {"0"}}}};
+  Outcome o = run(make_ops("holds", busy));
+  CHECK(o.verdict == Verdict::kDiverged);
+  CHECK(o.step == 16);
+  // ibv_destroy_cq returns the kernel's EBUSY (ib_destroy_cq_user: the CQ's usecnt is not 0)
+  CHECK(decided(o) == "ok | ibv_destroy_cq: Device or resource busy (errno 16): shared CQ 0");
+  CHECK(o.reason == "a verbs/CM call failed that the model allows");
+  // the model that refuses the call reproduces the device
+  busy.back()[0].refused = "EBUSY: a QP uses CQ 0";
+  Outcome r = run(make_ops("holds", busy));
+  CHECK(r.verdict == Verdict::kNotReproduced);
+  CHECK(r.log.back().expected == "an error (EBUSY: a QP uses CQ 0)");
+  CHECK(r.log.back().match);
+  // one QP left on it is enough
+  auto one = two_passives_share_cq0() + Ops{{{"destroy_qp", {"PASSIVE[0]"}}}, {{"destroy_cq", {"0"}}}};
+  CHECK(decided(run(make_ops("holds", one))) == "ok | ibv_destroy_cq: Device or resource busy (errno 16): shared CQ 0");
+  // none left: destroyed, created again; a create of an existing CQ fails (EEXIST)
+  auto gone = two_passives_share_cq0() + Ops{{{"destroy_qp", {"PASSIVE[0]"}}, {"destroy_qp", {"PASSIVE[1]"}}},
+                                             {{"destroy_cq", {"0"}}},
+                                             {{"create_cq", {"0", "4"}}}};
+  Outcome g = run(make_ops("holds", gone));
+  CHECK(g.verdict == Verdict::kNotReproduced);
+  gone.push_back({{"create_cq", {"0", "4"}}});
+  CHECK(decided(run(make_ops("holds", gone))) == "ok | ibv_create_cq: File exists (errno 17): shared CQ 0 exists");
+  // destroy_cq of a CQ never made
+  CHECK(decided(run(make_ops("holds", {{{"destroy_cq", {"3"}}}}))) ==
+        "ok | ibv_destroy_cq: Invalid argument (errno 22): no shared CQ 3");
+}
+
+TEST_CASE("shared CQ: a destroyed QP's flushed completions stay in it and are polled as its old endpoint's") {
+  // PASSIVE[0]'s QP goes to ERR (its 2 receives flush into CQ 0), is destroyed; then a Send reaches PASSIVE[1]
+  auto ops = two_passives_share_cq0() +
+             Ops{{{"disconnect", {"PASSIVE[0]"}}},
+                 {{"destroy_qp", {"PASSIVE[0]"}}},
+                 {{"post_send", {"ACTIVE[1]", "IBV_WR_SEND"}}},
+                 {{"poll_recv", {"PASSIVE[0]", "IBV_WC_WR_FLUSH_ERR"}}, {"poll_recv", {"PASSIVE[0]", "IBV_WC_WR_FLUSH_ERR"}}},
+                 {{"poll_recv", {"PASSIVE[1]", "IBV_WC_SUCCESS"}}},
+                 {{"poll_recv_empty", {"PASSIVE[1]"}}}};
+  Outcome o = run(make_ops("holds", ops));
+  CHECK(o.verdict == Verdict::kNotReproduced);
+  REQUIRE(o.log.size() == 28);
+  CHECK(o.log[24].observed == "IBV_WC_WR_FLUSH_ERR");
+  CHECK(o.log[25].observed == "IBV_WC_WR_FLUSH_ERR");
+  CHECK(o.log[26].observed == "IBV_WC_SUCCESS");
+  // PASSIVE[1]'s ULP polls first: the flushes of the destroyed QP are still at the head of the CQ
+  auto first = ops;
+  std::swap(first[18], first[19]);
+  Outcome d = run(make_ops("holds", first));
+  CHECK(d.verdict == Verdict::kDiverged);
+  CHECK(d.step == 19);
+  CHECK(decided(d) == "IBV_WC_SUCCESS | the oldest completion of shared CQ 0 is PASSIVE[0]'s receive "
+                      "(IBV_WC_WR_FLUSH_ERR), not PASSIVE[1]'s");
+  // destroy_cq discards what is left in it, also what the conductor read already: PASSIVE[1]'s observation reads
+  // PASSIVE[0]'s flushes from CQ 0 on the way (step 18); after the destroy, neither PASSIVE[0]'s next QP (own CQs)
+  // nor a new CQ 0 shows them
+  auto discard = two_passives_share_cq0() +
+                 Ops{{{"disconnect", {"PASSIVE[0]"}}},
+                     {{"post_send", {"ACTIVE[1]", "IBV_WR_SEND"}}},
+                     {{"expect_recv", {"PASSIVE[1]", "IBV_WC_SUCCESS"}}},
+                     {{"destroy_qp", {"PASSIVE[0]"}}, {"destroy_qp", {"PASSIVE[1]"}}},
+                     {{"destroy_cq", {"0"}}, {"create_cq", {"0", "8"}}},
+                     {{"ibv_create_qp", {"PASSIVE[0]"}}, {"expect_no_completion", {"PASSIVE[0]"}}},
+                     {{"qp_cq", {"PASSIVE[1]", "RECV_CQ", "0"}}, {"ibv_create_qp", {"PASSIVE[1]"}}},
+                     {{"poll_recv_empty", {"PASSIVE[1]"}}}};
+  Outcome x = run(make_ops("holds", discard));
+  CHECK(x.verdict == Verdict::kNotReproduced);
+  REQUIRE(x.log.size() == 33);
+  CHECK(x.log[29].observed == "no completion within 1 ms");
+  CHECK(x.log[32].observed == "the receive CQ (shared CQ 0) empty");
+  // without the destroy_cq (and its QPs), the flushes read on the way are still PASSIVE[0]'s to see
+  auto kept = discard;
+  kept[19].clear();
+  kept[20].clear();
+  kept[21] = {{"expect_no_completion", {"PASSIVE[0]"}}};
+  kept.resize(22);
+  Outcome k = run(make_ops("holds", kept));
+  CHECK(k.verdict == Verdict::kDiverged);
+  CHECK(decided(k) == "no completion within 1 ms | a receive completion IBV_WC_WR_FLUSH_ERR");
+}
+
+TEST_CASE("shared CQ: the ULP's poll needs the head to be its own kind; qp_cq names a CQ that must exist") {
+  // ACTIVE's send and receive CQ are both CQ 2: its Send's completion comes before the peer's reply arrives
+  auto ops = Ops{{{"create_cq", {"2", "16"}}}} +
+             up_shared("", {{"qp_cq", {"ACTIVE", "SEND_CQ", "2"}}, {"qp_cq", {"ACTIVE", "RECV_CQ", "2"}}}, {}) +
+             Ops{{{"post_send", {"ACTIVE", "IBV_WR_SEND"}}},
+                 {{"post_send", {"PASSIVE", "IBV_WR_SEND"}}},
+                 {{"poll_recv", {"ACTIVE", "IBV_WC_SUCCESS"}}}};
+  Outcome o = run(make_ops("holds", ops));
+  CHECK(o.verdict == Verdict::kDiverged);
+  CHECK(o.step == 11);
+  CHECK(decided(o) == "IBV_WC_SUCCESS | the oldest completion of shared CQ 2 is ACTIVE's send (IBV_WC_SUCCESS, "
+                      "IBV_WC_SEND), not ACTIVE's receive");
+  // polled in the CQ's order, both match; the CQ is then empty for either kind
+  ops.back().insert(ops.back().begin(), {"poll_send", {"ACTIVE", "IBV_WC_SUCCESS", "IBV_WC_SEND"}});
+  ops.push_back({{"poll_send_empty", {"ACTIVE"}}, {"poll_recv_empty", {"ACTIVE"}}});
+  Outcome b = run(make_ops("holds", ops));
+  CHECK(b.verdict == Verdict::kNotReproduced);
+  CHECK(b.log.back().expected == "the receive CQ (shared CQ 2) empty");
+  // a QP on a CQ that was never made is not created; the record stays for the next create, after create_cq
+  auto missing = Ops{{{"qp_cq", {"ACTIVE", "RECV_CQ", "5"}}, {"create_qp", {"ACTIVE"}}}};
+  Outcome m = run(make_ops("holds", missing));
+  CHECK(m.verdict == Verdict::kDiverged);
+  CHECK(decided(m) == "ok | rdma_create_qp: Invalid argument (errno 22): RECV_CQ: no shared CQ 5");
+  missing[0].back().refused = "no CQ 5";
+  missing.push_back({{"create_cq", {"5", "4"}}, {"create_qp", {"ACTIVE"}}});
+  missing.push_back({{"destroy_cq", {"5"}}});
+  Outcome later = run(make_ops("holds", missing));
+  CHECK(later.verdict == Verdict::kDiverged);
+  CHECK(later.step == 3);  // the QP was created on CQ 5
+  CHECK(later.observed == "ibv_destroy_cq: Device or resource busy (errno 16): shared CQ 5");
+  CHECK(plan_error(make_ops("holds", {{{"create_cq", {"16", "1"}}}})) ==
+        "step 1 (p), call proc: create_cq argument 1: expected an integer in 0..15, found \"16\"");
+  CHECK(plan_error(make_ops("holds", {{{"create_cq", {"0", "0"}}}})) ==
+        "step 1 (p), call proc: create_cq argument 2: expected an integer in 1..65536, found \"0\"");
+  CHECK(plan_error(make_ops("holds", {{{"qp_cq", {"ACTIVE", "SRQ", "0"}}}})) ==
+        "step 1 (p), call proc: qp_cq argument 2: not a CQ kind (SEND_CQ or RECV_CQ): \"SRQ\"");
+}
+
+TEST_CASE("shared CQ: req_notify_cq and get_cq_event act on the shared CQ and its own channel") {
+  // PASSIVE[0]'s ULP arms CQ 0; a Send to PASSIVE[1] is the next completion added to it
+  auto ops = two_passives_share_cq0() + Ops{{{"req_notify_cq", {"PASSIVE[0]", "RECV_CQ"}}},
+                                            {{"post_send", {"ACTIVE[1]", "IBV_WR_SEND"}}},
+                                            {{"get_cq_event", {"PASSIVE[1]", "RECV_CQ"}}},
+                                            {{"poll_recv", {"PASSIVE[1]", "IBV_WC_SUCCESS"}}}};
+  Outcome o = run(make_ops("holds", ops));
+  CHECK(o.verdict == Verdict::kNotReproduced);
+  CHECK(o.log[23].observed == "a completion event of RECV_CQ");
+  // one event: a second get_cq_event through the other endpoint finds none
+  ops.push_back({{"get_cq_event", {"PASSIVE[0]", "RECV_CQ"}}});
+  Outcome once = run(make_ops("holds", ops));
+  CHECK(once.verdict == Verdict::kDiverged);
+  CHECK(decided(once) == "a completion event of RECV_CQ | nothing within 1 ms");
+  // with their own CQs, arming PASSIVE[0]'s says nothing about PASSIVE[1]'s
+  auto own = own_cqs(ops);
+  own.pop_back();
+  Outcome d = run(make_ops("holds", own));
+  CHECK(d.verdict == Verdict::kDiverged);
+  CHECK(d.step == 18);
+}
+
+TEST_CASE("shared CQ: req_notify_shared_cq, get_shared_cq_event, poll_shared_cq_empty name the CQ, not an endpoint") {
+  // ops 15..20 follow the two connections' set-up (steps 16..21)
+  auto ops = two_passives_share_cq0() + Ops{{{"req_notify_shared_cq", {"0"}}},
+                                            {{"poll_shared_cq_empty", {"0"}}},
+                                            {{"post_send", {"ACTIVE[1]", "IBV_WR_SEND"}}},
+                                            {{"get_shared_cq_event", {"0"}}},
+                                            {{"poll_recv", {"PASSIVE[1]", "IBV_WC_SUCCESS"}}},
+                                            {{"poll_shared_cq_empty", {"0"}}}};
+  REQUIRE(ops.size() == 21);
+  Outcome o = run(make_ops("holds", ops));
+  CHECK(o.verdict == Verdict::kNotReproduced);
+  auto entry = [&](const Outcome& out, const std::string& op) {
+    for (const auto& l : out.log) {
+      if (l.op == op) return l;
+    }
+    FAIL("no log entry " << op);
+    return out.log.front();
+  };
+  CHECK(entry(o, "poll_shared_cq_empty(0)").expected == "shared CQ 0 empty");
+  CHECK(entry(o, "poll_shared_cq_empty(0)").match);
+  CHECK(entry(o, "get_shared_cq_event(0)").observed == "a completion event of shared CQ 0");
+  // one arming, one event
+  auto twice = ops;
+  twice.push_back({{"get_shared_cq_event", {"0"}}});
+  Outcome once = run(make_ops("holds", twice));
+  CHECK(once.verdict == Verdict::kDiverged);
+  CHECK(once.step == 22);
+  CHECK(decided(once) == "a completion event of shared CQ 0 | nothing within 1 ms");
+  // the entry not yet polled: the CQ is not empty
+  auto early = ops;
+  std::swap(early[19], early[20]);
+  Outcome d = run(make_ops("holds", early));
+  CHECK(d.verdict == Verdict::kDiverged);
+  CHECK(d.step == 20);
+  CHECK(decided(d) == "shared CQ 0 empty | PASSIVE[1]'s receive completion IBV_WC_SUCCESS");
+  // a CQ that does not exist
+  auto none = two_passives_share_cq0() + Ops{{{"req_notify_shared_cq", {"1"}}}};
+  CHECK(run(make_ops("holds", none)).verdict != Verdict::kNotReproduced);
+}
+
 }  // namespace
 }  // namespace qpcheck::verbs

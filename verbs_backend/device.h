@@ -106,6 +106,26 @@ struct Completion {
 enum class CqKind { kSend, kRecv };
 const char* cq_kind_name(CqKind k);  // "SEND_CQ", "RECV_CQ"
 
+// Shared CQs: completion queues of the spec (0..kMaxSharedCqs-1) that several QPs use, made by create_cq.
+inline constexpr int kMaxSharedCqs = 16;
+
+// The CQs a new QP gets in ibv_qp_init_attr (qp_cq): for each kind a shared CQ, or -1 for the endpoint's own CQ of
+// that kind (made with the endpoint's first QP that uses it, on the endpoint's own completion channel).
+struct QpCqs {
+  int send = -1;
+  int recv = -1;
+  int of(CqKind k) const { return k == CqKind::kSend ? send : recv; }
+};
+
+// One entry of a shared CQ as ibv_poll_cq returned it: whose completion it is (the endpoint whose QP has
+// wc.qp_num, also when that QP was destroyed since) and of which kind (the device tells by the WR's wr_id: wc.opcode
+// is not valid for an error completion, ibv_poll_cq.3).
+struct CqEntry {
+  Endpoint ep;
+  CqKind kind = CqKind::kSend;
+  Completion wc;
+};
+
 using Millis = std::chrono::milliseconds;
 
 // The endpoints of K connections on one device, driven from one thread. Not thread-safe. Endpoints come to exist
@@ -125,10 +145,11 @@ class Device {
   // rdma_resolve_addr / rdma_resolve_route towards the listener; the events are e's CM events.
   virtual Status resolve_addr(Endpoint e) = 0;
   virtual Status resolve_route(Endpoint e) = 0;
-  // rdma_create_qp on e's cm_id with e's own send CQ and receive CQ; `srq` >= 0: init_attr.srq is that SRQ.
-  virtual Status create_qp(Endpoint e, int srq) = 0;
-  // ibv_create_qp of an RC QP (RESET) with e's own CQs, without a cm_id.
-  virtual Status create_plain_qp(Endpoint e) = 0;
+  // rdma_create_qp on e's cm_id with the CQs `cqs` names (e's own send and receive CQ unless shared ones are named);
+  // `srq` >= 0: init_attr.srq is that SRQ. A shared CQ that does not exist: EINVAL naming it, no QP.
+  virtual Status create_qp(Endpoint e, int srq, const QpCqs& cqs) = 0;
+  // ibv_create_qp of an RC QP (RESET) with the CQs `cqs` names, without a cm_id.
+  virtual Status create_plain_qp(Endpoint e, const QpCqs& cqs) = 0;
   // ibv_modify_qp of e's QP to `state` with the attributes that transition needs.
   virtual Status modify_qp(Endpoint e, QpState state, const QpAttrs& attrs) = 0;
   // rdma_destroy_qp (a cm_id's QP) or ibv_destroy_qp (a plain QP). e's CQs stay: completions already there remain.
@@ -170,17 +191,39 @@ class Device {
   // IBV_WC_WR_FLUSH_ERR included: the caller decides.
   virtual Status next_send_completion(Endpoint e, Millis timeout, std::optional<Completion>* wc) = 0;
   virtual Status next_recv_completion(Endpoint e, Millis timeout, std::optional<Completion>* wc) = 0;
+  // The two above read e's OWN CQs only; the completions of a QP on a shared CQ come from next_cq_completion.
+  //
   // Completion channels: e's two CQs are created on e's own channel (ibv_create_comp_channel.3), which delivers an
   // event only for a CQ that was armed. req_notify_cq: ibv_req_notify_cq(cq, 0) on e's CQ `cq` (ibv_req_notify_cq.3:
   // one-shot, one event at the next completion added to it; completions already there raise none). next_cq_event:
   // waits up to `timeout` for the next completion event of that CQ (ibv_get_cq_event, acknowledged at once with
   // ibv_ack_cq_events(cq, 1)); *got is false on timeout. An event of e's other CQ read meanwhile is counted for that
-  // CQ and returned by a later call for it. Both fail (EINVAL) before e has CQs (its first QP).
+  // CQ and returned by a later call for it. Both fail (EINVAL) before e has CQs (its first QP). "e's CQ `cq`" is the
+  // CQ of that kind of e's latest QP: when that is a shared CQ, both act on it (ibv_req_notify_cq on the shared CQ,
+  // ibv_get_cq_event on the shared CQ's own channel), and fail (EINVAL) once it was destroyed.
   virtual Status req_notify_cq(Endpoint e, CqKind cq) = 0;
   virtual Status next_cq_event(Endpoint e, CqKind cq, Millis timeout, bool* got) = 0;
+  // The same two for shared CQ `cq` named by its number (an event loop that serves every QP using it): EINVAL when
+  // it does not exist.
+  virtual Status req_notify_shared_cq(int cq) = 0;
+  virtual Status next_shared_cq_event(int cq, Millis timeout, bool* got) = 0;
+  // Shared CQ `cq` (0..kMaxSharedCqs-1): ibv_create_cq(ctx, depth, NULL, channel, 0) on a completion channel made
+  // for it alone. EEXIST when it exists. The device may make it larger than `depth` (ibv_create_cq.3).
+  virtual Status create_cq(int cq, int depth) = 0;
+  // ibv_destroy_cq of shared CQ `cq` (then its channel): the verbs errno when it fails (EBUSY while a QP still uses
+  // it: ibv_create_cq.3 "fails if any queue pair is still associated with this CQ"); EINVAL when it does not exist.
+  // The completions still in it are gone; `cq` may be created again.
+  virtual Status destroy_cq(int cq) = 0;
+  // Waits up to `timeout` for shared CQ `cq`'s next entry, in the order ibv_poll_cq returns them, whichever QP it is
+  // of; nullopt on timeout. EINVAL when the CQ does not exist; a completion of a QP this device did not create fails
+  // the call (EPROTO), it cannot be routed.
+  virtual Status next_cq_completion(int cq, Millis timeout, std::optional<CqEntry>* entry) = 0;
   // Waits up to `timeout` for e's next async event (ibv_get_async_event + ibv_ack_async_event; acknowledged at once):
   // *event is "IBV_EVENT_<NAME>", or nullopt on timeout. The device's one async fd is shared: an event of a QP or a
-  // CQ goes to the endpoint that owns it, a port or device event to every endpoint, an SRQ's to next_srq_event.
+  // CQ goes to the endpoint that owns it, a port or device event to every endpoint, an SRQ's to next_srq_event. An
+  // IBV_EVENT_CQ_ERR of a shared CQ names only the CQ (ev.element.cq; an overrun drops the completion that did not
+  // fit without saying whose: rxe_cq.c rxe_cq_post), so it goes to the lowest endpoint (connection, then ACTIVE
+  // before PASSIVE) whose QP uses the CQ, or, when no live QP does, whose latest QP used it.
   virtual Status next_async_event(Endpoint e, Millis timeout, std::optional<std::string>* event) = 0;
   virtual Status next_srq_event(int srq, Millis timeout, std::optional<std::string>* event) = 0;
   // The device's port counters by name (rdma_device: /sys/class/infiniband/DEV/ports/1/hw_counters, e.g. rxe's

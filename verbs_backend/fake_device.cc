@@ -94,7 +94,7 @@ Status FakeDevice::resolve_route(Endpoint e) {
   return st;
 }
 
-Status FakeDevice::create_qp(Endpoint e, int srq) {
+Status FakeDevice::create_qp(Endpoint e, int srq, const QpCqs& cqs) {
   Status st;
   if (injected("rdma_create_qp", &st)) return st;
   Side& s = side(e);
@@ -104,27 +104,70 @@ Status FakeDevice::create_qp(Endpoint e, int srq) {
   }
   if (s.qp) return fail("rdma_create_qp", EINVAL, "the cm_id already has a QP");
   if (srq >= 0 && !srqs_.count(srq)) return fail("rdma_create_qp", EINVAL, fmt::format("no SRQ {}", srq));
+  if (Status c = check_cqs("rdma_create_qp", cqs); !c.ok()) return c;
   s.qp = true;
   s.plain = false;
   s.state = QpState::kInit;
   s.joined = false;
   s.srq = srq;
-  s.cqs = true;
+  adopt_cqs(s, cqs);
   return st;
 }
 
-Status FakeDevice::create_plain_qp(Endpoint e) {
+Status FakeDevice::create_plain_qp(Endpoint e, const QpCqs& cqs) {
   Status st;
   if (injected("ibv_create_qp", &st)) return st;
   Side& s = side(e);
   if (s.qp) return fail("ibv_create_qp", EEXIST, e.text() + " already has a QP");
+  if (Status c = check_cqs("ibv_create_qp", cqs); !c.ok()) return c;
   s.qp = true;
   s.plain = true;
   s.state = QpState::kReset;
   s.joined = false;
   s.srq = -1;
-  s.cqs = true;
+  adopt_cqs(s, cqs);
   return st;
+}
+
+Status FakeDevice::check_cqs(const char* api, const QpCqs& cqs) {
+  for (CqKind k : {CqKind::kSend, CqKind::kRecv}) {
+    if (cqs.of(k) >= 0 && !shared_cqs_.count(cqs.of(k))) {
+      return fail(api, EINVAL, fmt::format("{}: no shared CQ {}", cq_kind_name(k), cqs.of(k)));
+    }
+  }
+  return Status::success();
+}
+
+void FakeDevice::adopt_cqs(Side& s, const QpCqs& cqs) {
+  s.cq = cqs;
+  s.cqs = true;
+  if (cqs.send < 0) s.send_cq.made = true;
+  if (cqs.recv < 0) s.recv_cq.made = true;
+}
+
+FakeDevice::Cq* FakeDevice::cq_of(Endpoint e, CqKind kind, std::string* why) {
+  Side& s = side(e);
+  if (!s.cqs) {
+    *why = "no CQ (no QP created on this endpoint)";
+    return nullptr;
+  }
+  int c = s.cq.of(kind);
+  if (c < 0) {
+    Cq& own = kind == CqKind::kSend ? s.send_cq : s.recv_cq;
+    if (own.made) return &own;
+    *why = fmt::format("no own {} (the endpoint's QPs use shared CQs)", cq_kind_name(kind));
+    return nullptr;
+  }
+  auto it = shared_cqs_.find(c);
+  if (it != shared_cqs_.end()) return &it->second;
+  *why = fmt::format("{}'s {} is shared CQ {}, which does not exist (destroyed)", e.text(), cq_kind_name(kind), c);
+  return nullptr;
+}
+
+void FakeDevice::add(Endpoint e, CqKind kind, Completion c) {
+  std::string why;
+  // A QP's CQs exist while it does: ib_destroy_cq_user refuses a CQ a QP uses (destroy_cq).
+  if (Cq* q = cq_of(e, kind, &why)) q->add(CqEntry{e, kind, std::move(c)});
 }
 
 Status FakeDevice::modify_qp(Endpoint e, QpState to, const QpAttrs& attrs) {
@@ -213,7 +256,7 @@ Status FakeDevice::post_recv(Endpoint e, int count) {
   if (s.srq >= 0) return fail("ibv_post_recv", EINVAL, "the QP receives from an SRQ");
   if (s.state == QpState::kReset) return fail("ibv_post_recv", EINVAL, "QP in RESET");
   if (s.state == QpState::kErr) {
-    for (int i = 0; i < count; ++i) s.recv_cq.add(wc(kFlush, "IBV_WC_RECV"));
+    for (int i = 0; i < count; ++i) add(e, CqKind::kRecv, wc(kFlush, "IBV_WC_RECV"));
     return st;
   }
   s.recvs += count;
@@ -263,7 +306,7 @@ Status FakeDevice::post_send(Endpoint e, const SendWr& wr) {
     return fail("ibv_post_send", ENOTCONN, "");
   }
   if (s.state == QpState::kErr) {
-    s.send_cq.add(wc(kFlush, w.opcode));  // a flush completes, signaled or not
+    add(e, CqKind::kSend, wc(kFlush, w.opcode));  // a flush completes, signaled or not
     posted();
     return st;
   }
@@ -328,8 +371,8 @@ int FakeDevice::find_mr(Endpoint owner, uint32_t rkey) {
   return -1;
 }
 
-void FakeDevice::complete(Side& s, const Wqe& w, int status) {
-  if (w.signaled || status != kSuccess) s.send_cq.add(wc(status, w.opcode));  // rxe_comp.c do_complete
+void FakeDevice::complete(Endpoint e, const Wqe& w, int status) {
+  if (w.signaled || status != kSuccess) add(e, CqKind::kSend, wc(status, w.opcode));  // rxe_comp.c do_complete
 }
 
 void FakeDevice::terminate(Endpoint e) {
@@ -443,8 +486,8 @@ void FakeDevice::to_err(Endpoint e) {
   Side& s = side(e);
   if (!s.qp) return;
   s.state = QpState::kErr;
-  for (; !s.sq.empty(); s.sq.pop_front()) s.send_cq.add(wc(kFlush, s.sq.front().opcode));
-  for (; s.recvs > 0; --s.recvs) s.recv_cq.add(wc(kFlush, "IBV_WC_RECV"));
+  for (; !s.sq.empty(); s.sq.pop_front()) add(e, CqKind::kSend, wc(kFlush, s.sq.front().opcode));
+  for (; s.recvs > 0; --s.recvs) add(e, CqKind::kRecv, wc(kFlush, "IBV_WC_RECV"));
 }
 
 void FakeDevice::discard(Endpoint e) {
@@ -465,9 +508,9 @@ void FakeDevice::deliver() {
         auto m = s.mrs.find(find_mr(e, w.rkey));
         if (m != s.mrs.end()) {
           m->second.valid = false;
-          complete(s, w, kSuccess);
+          complete(e, w, kSuccess);
         } else {
-          complete(s, w, kLocQpOpErr);
+          complete(e, w, kLocQpOpErr);
           to_err(e);
         }
         moved = true;
@@ -479,9 +522,9 @@ void FakeDevice::deliver() {
         if (m != s.mrs.end() && m->second.registered && m->second.window && !m->second.valid) {
           m->second.valid = true;
           m->second.remote = true;
-          complete(s, w, kSuccess);
+          complete(e, w, kSuccess);
         } else {  // a bound window is not FREE (rxe_check_bind_mw, o10-37.2.30); a deallocated one is gone
-          complete(s, w, kMwBindErr);
+          complete(e, w, kMwBindErr);
           to_err(e);
         }
         moved = true;
@@ -493,10 +536,10 @@ void FakeDevice::deliver() {
         s.sq.pop_front();
         auto m = r.mrs.find(find_mr(pe, w.rkey));
         if (w.names_mr && (m == r.mrs.end() || !m->second.valid || !m->second.remote)) {
-          complete(s, w, kRemAccessErr);
+          complete(e, w, kRemAccessErr);
           terminate(e);
         } else {
-          complete(s, w, kSuccess);
+          complete(e, w, kSuccess);
         }
         moved = true;
         continue;
@@ -513,8 +556,8 @@ void FakeDevice::deliver() {
         if (w.op == WrOpcode::kSendWithInv) {
           auto m = r.mrs.find(find_mr(pe, w.rkey));
           if (m == r.mrs.end()) {  // siw_invalidate_stag fails: the receive errs, a TERMINATE
-            r.recv_cq.add(wc(kRemInvReqErr, "IBV_WC_RECV", r.srq));
-            complete(s, w, kSuccess);
+            add(pe, CqKind::kRecv, wc(kRemInvReqErr, "IBV_WC_RECV", r.srq));
+            complete(e, w, kSuccess);
             terminate(e);
             continue;
           }
@@ -522,12 +565,12 @@ void FakeDevice::deliver() {
           Completion c = wc(kSuccess, "IBV_WC_RECV", r.srq);
           c.inv_mr = m->first;
           c.invalidated = fmt::format("MR {}", m->first);
-          r.recv_cq.add(c);
-          complete(s, w, kSuccess);
+          add(pe, CqKind::kRecv, c);
+          complete(e, w, kSuccess);
           continue;
         }
-        r.recv_cq.add(wc(kSuccess, "IBV_WC_RECV", r.srq));
-        complete(s, w, kSuccess);
+        add(pe, CqKind::kRecv, wc(kSuccess, "IBV_WC_RECV", r.srq));
+        complete(e, w, kSuccess);
         continue;
       }
       if (opt_.transport == Transport::kIB) {
@@ -536,14 +579,14 @@ void FakeDevice::deliver() {
           continue;
         }
         s.sq.pop_front();
-        complete(s, w, kRnrRetryExc);
+        complete(e, w, kRnrRetryExc);
         to_err(e);
         moved = true;
         continue;
       }
       // iWARP: DDP TERMINATE, both sides torn down.
       s.sq.pop_front();
-      complete(s, w, kSuccess);
+      complete(e, w, kSuccess);
       for (Endpoint x : {e, pe}) {
         to_err(x);
         disconnected(x);
@@ -589,9 +632,10 @@ Status FakeDevice::next_send_completion(Endpoint e, Millis, std::optional<Comple
   Side& s = side(e);
   out->reset();
   if (!s.cqs) return fail("ibv_poll_cq", EINVAL, "no CQ (no QP created on this endpoint)");
+  if (!s.send_cq.made) return fail("ibv_poll_cq", EINVAL, "no own SEND_CQ (the endpoint's QPs use shared CQs)");
   if (s.send_cq.wcs.empty()) deliver();  // a requester waiting on its CQ retries (an RNR NAK each time, rnr_retry 7)
   if (!s.send_cq.wcs.empty()) {
-    *out = s.send_cq.wcs.front();
+    *out = s.send_cq.wcs.front().wc;
     s.send_cq.wcs.pop_front();
   }
   return Status::success();
@@ -601,14 +645,49 @@ Status FakeDevice::next_recv_completion(Endpoint e, Millis, std::optional<Comple
   Side& s = side(e);
   out->reset();
   if (!s.cqs) return fail("ibv_poll_cq", EINVAL, "no CQ (no QP created on this endpoint)");
+  if (!s.recv_cq.made) return fail("ibv_poll_cq", EINVAL, "no own RECV_CQ (the endpoint's QPs use shared CQs)");
   if (!s.recv_cq.wcs.empty()) {
-    *out = s.recv_cq.wcs.front();
+    *out = s.recv_cq.wcs.front().wc;
     s.recv_cq.wcs.pop_front();
   }
   return Status::success();
 }
 
-void FakeDevice::Cq::add(Completion c) {
+Status FakeDevice::create_cq(int cq, int depth) {
+  Status st;
+  if (injected("ibv_create_cq", &st)) return st;
+  if (cq < 0 || cq >= kMaxSharedCqs) return fail("ibv_create_cq", EINVAL, fmt::format("no shared CQ {} (0..15)", cq));
+  if (depth < 1) return fail("ibv_create_cq", EINVAL, fmt::format("depth {}", depth));
+  if (shared_cqs_.count(cq)) return fail("ibv_create_cq", EEXIST, fmt::format("shared CQ {} exists", cq));
+  shared_cqs_[cq].made = true;
+  return st;
+}
+
+Status FakeDevice::destroy_cq(int cq) {
+  Status st;
+  if (injected("ibv_destroy_cq", &st)) return st;
+  if (!shared_cqs_.count(cq)) return fail("ibv_destroy_cq", EINVAL, fmt::format("no shared CQ {}", cq));
+  for (const auto& [e, s] : sides_) {
+    // ib_destroy_cq_user: -EBUSY while the CQ's usecnt is not 0 (a QP holds it from create to destroy)
+    if (s.qp && (s.cq.send == cq || s.cq.recv == cq)) return fail("ibv_destroy_cq", EBUSY, fmt::format("shared CQ {}", cq));
+  }
+  shared_cqs_.erase(cq);  // what is left in it goes with it
+  return st;
+}
+
+Status FakeDevice::next_cq_completion(int cq, Millis, std::optional<CqEntry>* out) {
+  out->reset();
+  auto it = shared_cqs_.find(cq);
+  if (it == shared_cqs_.end()) return fail("ibv_poll_cq", EINVAL, fmt::format("no shared CQ {}", cq));
+  if (it->second.wcs.empty()) deliver();  // requesters retry while the ULP waits (RNR, rnr_retry 7)
+  if (!it->second.wcs.empty()) {
+    *out = it->second.wcs.front();
+    it->second.wcs.pop_front();
+  }
+  return Status::success();
+}
+
+void FakeDevice::Cq::add(CqEntry c) {
   wcs.push_back(std::move(c));
   if (armed) {  // one-shot (ibv_req_notify_cq.3)
     armed = false;
@@ -619,19 +698,40 @@ void FakeDevice::Cq::add(Completion c) {
 Status FakeDevice::req_notify_cq(Endpoint e, CqKind cq) {
   Status st;
   if (injected("ibv_req_notify_cq", &st)) return st;
-  Side& s = side(e);
-  if (!s.cqs) return fail("ibv_req_notify_cq", EINVAL, "no CQ (no QP created on this endpoint)");
-  (cq == CqKind::kSend ? s.send_cq : s.recv_cq).armed = true;  // the completions already there raise nothing
+  std::string why;
+  Cq* q = cq_of(e, cq, &why);
+  if (!q) return fail("ibv_req_notify_cq", EINVAL, why);
+  q->armed = true;  // the completions already there raise nothing
   return st;
 }
 
 Status FakeDevice::next_cq_event(Endpoint e, CqKind cq, Millis, bool* got) {
   *got = false;
-  Side& s = side(e);
-  if (!s.cqs) return fail("ibv_get_cq_event", EINVAL, "no CQ (no QP created on this endpoint)");
-  Cq& q = cq == CqKind::kSend ? s.send_cq : s.recv_cq;
-  if (q.events > 0) {
-    --q.events;
+  std::string why;
+  Cq* q = cq_of(e, cq, &why);
+  if (!q) return fail("ibv_get_cq_event", EINVAL, why);
+  if (q->events > 0) {
+    --q->events;
+    *got = true;
+  }
+  return Status::success();
+}
+
+Status FakeDevice::req_notify_shared_cq(int cq) {
+  Status st;
+  if (injected("ibv_req_notify_cq", &st)) return st;
+  auto it = shared_cqs_.find(cq);
+  if (it == shared_cqs_.end()) return fail("ibv_req_notify_cq", EINVAL, fmt::format("no shared CQ {}", cq));
+  it->second.armed = true;
+  return st;
+}
+
+Status FakeDevice::next_shared_cq_event(int cq, Millis, bool* got) {
+  *got = false;
+  auto it = shared_cqs_.find(cq);
+  if (it == shared_cqs_.end()) return fail("ibv_get_cq_event", EINVAL, fmt::format("no shared CQ {}", cq));
+  if (it->second.events > 0) {
+    --it->second.events;
     *got = true;
   }
   return Status::success();

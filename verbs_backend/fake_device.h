@@ -49,6 +49,11 @@
 //    added to it (flushes included); a completion added while the CQ is not armed raises none, so one that arrives
 //    before the ULP arms the CQ is a lost notification (rxe_cq_post, siw_cq_notify_now). next_cq_event takes the
 //    CQ's events in order; the endpoint's other CQ keeps its own.
+//  - Shared CQs (create_cq): a QP created with a shared CQ of a kind (QpCqs) adds its completions of that kind there,
+//    each with its endpoint and kind, in the order they are produced; next_cq_completion takes them in that order.
+//    A QP's completions stay when it is destroyed. destroy_cq fails with EBUSY while a QP that exists uses the CQ
+//    (the kernel's ib_destroy_cq_user refuses a CQ whose usecnt is not 0, on rxe and siw alike) and discards what is
+//    left in it. The depth is not enforced: no overrun, no IBV_EVENT_CQ_ERR.
 // Waits never block: nothing pending means a timeout at once.
 #pragma once
 
@@ -80,8 +85,8 @@ class FakeDevice : public Device {
   Status create_id(Endpoint e) override;
   Status resolve_addr(Endpoint e) override;
   Status resolve_route(Endpoint e) override;
-  Status create_qp(Endpoint e, int srq) override;
-  Status create_plain_qp(Endpoint e) override;
+  Status create_qp(Endpoint e, int srq, const QpCqs& cqs) override;
+  Status create_plain_qp(Endpoint e, const QpCqs& cqs) override;
   Status modify_qp(Endpoint e, QpState state, const QpAttrs& attrs) override;
   Status destroy_qp(Endpoint e) override;
   Status destroy_id(Endpoint e) override;
@@ -105,6 +110,11 @@ class FakeDevice : public Device {
   Status next_recv_completion(Endpoint e, Millis timeout, std::optional<Completion>* wc) override;
   Status req_notify_cq(Endpoint e, CqKind cq) override;
   Status next_cq_event(Endpoint e, CqKind cq, Millis timeout, bool* got) override;
+  Status req_notify_shared_cq(int cq) override;
+  Status next_shared_cq_event(int cq, Millis timeout, bool* got) override;
+  Status create_cq(int cq, int depth) override;
+  Status destroy_cq(int cq) override;
+  Status next_cq_completion(int cq, Millis timeout, std::optional<CqEntry>* entry) override;
   // rcvd_rnr_err: RNR NAKs so far, one each time a Send meets an empty receive queue with rnr_retry 7 and is retried
   // (every delivery attempt; a wait for a completion is one).
   std::map<std::string, uint64_t> counters() override;
@@ -131,14 +141,16 @@ class FakeDevice : public Device {
     bool valid = true;            // false once invalidated (SEND_WITH_INV, LOCAL_INV); a window: false until bound
     uint32_t rkey = 0;            // the current rkey, or the last one (deregistered)
   };
-  // One CQ of an endpoint: its completions, oldest first, and its completion channel's state. An armed CQ
-  // (req_notify_cq) raises one event at the next completion added to it, flushes included, and disarms (rxe_cq_post,
-  // siw_cq_notify_now); a completion added while it is not armed raises none.
+  // One CQ, an endpoint's own or a shared one: its completions, oldest first, each with its endpoint and kind, and its
+  // completion channel's state. An armed CQ (req_notify_cq) raises one event at the next completion added to it,
+  // flushes included, and disarms (rxe_cq_post, siw_cq_notify_now); a completion added while it is not armed raises
+  // none.
   struct Cq {
-    std::deque<Completion> wcs;
+    bool made = false;            // an endpoint's own CQ: made with the first QP of the endpoint that uses it
+    std::deque<CqEntry> wcs;
     bool armed = false;
     int events = 0;               // events raised and not yet taken (next_cq_event)
-    void add(Completion c);
+    void add(CqEntry c);
   };
   struct Side {
     Cm cm = Cm::kNone;            // the cm_id's state (kNone: no cm_id; kDone: destroyed)
@@ -156,9 +168,10 @@ class FakeDevice : public Device {
     bool established = false;     // ESTABLISHED queued (once per cm_id)
     bool disconnected = false;    // DISCONNECTED queued (once)
     bool disconnect_sent = false; // IB: this side sent the DREQ and waits for the peer's DREP
-    bool cqs = false;             // has its CQs (from its first QP on)
+    bool cqs = false;             // has had a QP (its CQs exist from then on, own or shared)
+    QpCqs cq;                     // the CQs of its latest QP (-1: its own of that kind)
     std::deque<std::string> events;
-    Cq send_cq, recv_cq;
+    Cq send_cq, recv_cq;          // its own CQs
     std::deque<std::string> async;  // async events (the fake device raises none of its own yet)
   };
   Side& side(Endpoint e) { return sides_[e]; }
@@ -168,7 +181,14 @@ class FakeDevice : public Device {
   void discard(Endpoint e);      // RESET / destroy: every WR gone without a completion
   void disconnected(Endpoint e); // DISCONNECTED for e, once
   void deliver();                // moves every send queue as far as it can go
-  void complete(Side& s, const Wqe& w, int status);  // a send completion, unless successful and unsignaled
+  void complete(Endpoint e, const Wqe& w, int status);  // a send completion, unless successful and unsignaled
+  // A completion of e's QP goes to the CQ of that kind of e's QP: its own or a shared one.
+  void add(Endpoint e, CqKind kind, Completion c);
+  // The CQ of that kind of e's latest QP, or nullptr with *why set (no QP yet; a shared CQ destroyed since).
+  Cq* cq_of(Endpoint e, CqKind kind, std::string* why);
+  // A QP of e with `cqs` may be created: the shared CQs it names exist (else EINVAL from `api`).
+  Status check_cqs(const char* api, const QpCqs& cqs);
+  void adopt_cqs(Side& s, const QpCqs& cqs);  // a new QP's CQs: its own ones made where it uses them
   int find_mr(Endpoint owner, uint32_t rkey);        // owner's registered buffer with that rkey, or -1
   uint32_t rkey_of(Endpoint owner, int mr);          // its current or last rkey; 0: never registered
   void terminate(Endpoint e);    // e and its peer to ERR (iWARP: both DISCONNECTED, the TERMINATE)
@@ -180,6 +200,7 @@ class FakeDevice : public Device {
   std::map<int, int> srqs_;      // SRQ -> receive WRs posted on it
   std::map<int, int> srq_limits_;  // SRQ -> armed srq_limit (0: not armed)
   std::map<int, std::deque<std::string>> srq_events_;
+  std::map<int, Cq> shared_cqs_;   // create_cq .. destroy_cq
   uint64_t rnr_naks_ = 0;
   uint32_t next_rkey_ = 0x100;   // the next reg_mr's or alloc_mw's rkey (0 is never one; the low 8 bits are the key)
 };

@@ -104,6 +104,9 @@ constexpr int kSendDepth = 32;                          // max_send_wr of every 
 constexpr int kCqDepth = 256;                           // every CQ: no replay overruns one
 // wr_id of a receive WR: (source << 48) | sequence; source 0 = the QP's own receive queue, s + 1 = SRQ s.
 constexpr int kWrSourceShift = 48;
+// wr_id of a send WR: kSendWrBit | sequence. A shared CQ holds both kinds, and wc.opcode, which would tell them
+// apart, is not valid for an error completion (ibv_poll_cq.3): the bit does.
+constexpr uint64_t kSendWrBit = uint64_t{1} << 63;
 
 // The connection index the active side puts in its REQ's private data (rdma_connect), read back from the
 // CONNECT_REQUEST's param.conn.private_data: how the listener's requests are matched to PASSIVE[c].
@@ -141,13 +144,15 @@ struct EndpointRes {
   std::vector<char> buffer = std::vector<char>(kBufferBytes);
   MrHandle mr;
   std::map<int, DataMr> data_mrs;        // reg_mr's / alloc_mw's buffers (0..kMaxMrs-1), made at the first of them
-  // The completion channel of both CQs (made with them), destroyed after them (ibv_destroy_comp_channel fails while
-  // a CQ is on it). Every event read from it is acknowledged at once (ibv_destroy_cq waits for the acks of all
-  // events it got: ibv_get_cq_event.3).
+  // The completion channel of both own CQs (made with the first of them), destroyed after them
+  // (ibv_destroy_comp_channel fails while a CQ is on it). Every event read from it is acknowledged at once
+  // (ibv_destroy_cq waits for the acks of all events it got: ibv_get_cq_event.3).
   CompChannelHandle comp_channel;
+  // Its own CQs, each made with the first QP of the endpoint that does not use a shared CQ of that kind.
   CqHandle send_cq, recv_cq;
   // Completion events read from comp_channel and not yet taken by next_cq_event, per CQ.
   int send_events = 0, recv_events = 0;
+  QpCqs cqs;                             // the CQs of its latest QP (-1: its own of that kind)
   QpHandle qp;
   bool plain = false;                    // the QP was made by ibv_create_qp
   std::optional<QpState> state;          // the state this device last moved the QP to (plain QPs: always known)
@@ -158,6 +163,14 @@ struct EndpointRes {
   std::map<uint64_t, std::string> send_wrs;
   int next_slot = 0;
   uint64_t next_wr_id = 1;
+};
+
+// A shared CQ (create_cq) on a completion channel of its own (so that an event read there is this CQ's), released
+// in reverse: the CQ, then its channel.
+struct SharedCqRes {
+  CompChannelHandle channel;
+  CqHandle cq;
+  int events = 0;                        // completion events read from `channel`, not yet taken by next_cq_event
 };
 
 struct SrqRes {
@@ -261,28 +274,29 @@ class RdmaDevice : public Device {
     return Status::success();
   }
 
-  Status create_qp(Endpoint e, int srq) override {
+  Status create_qp(Endpoint e, int srq, const QpCqs& cqs) override {
     rdma_cm_id* id = cm_id(e);
     if (!id) return no_id("rdma_create_qp", e);
     EndpointRes& ep = endpoints_[e];
     if (ep.qp.qp) return fail("rdma_create_qp", EEXIST, e.text() + " already has a QP");
     if (id->verbs != ctx_) return fail("rdma_create_qp", EINVAL, "the cm_id is bound to another device");
     ibv_qp_init_attr attr{};
-    if (Status st = qp_init(e, ep, srq, &attr); !st.ok()) return st;
+    if (Status st = qp_init("rdma_create_qp", e, ep, srq, cqs, &attr); !st.ok()) return st;
     if (rdma_create_qp(id, pd_.get(), &attr)) return rdma_fail("rdma_create_qp");
     ep.qp.qp = id->qp;
     ep.qp.id = id;
     ep.plain = false;
     ep.state.reset();  // librdmacm moved it to INIT (ucma_init_conn_qp); the CM moves it on
     ep.srq = srq;
+    adopt(e, ep, cqs);
     return Status::success();
   }
 
-  Status create_plain_qp(Endpoint e) override {
+  Status create_plain_qp(Endpoint e, const QpCqs& cqs) override {
     EndpointRes& ep = endpoints_[e];
     if (ep.qp.qp) return fail("ibv_create_qp", EEXIST, e.text() + " already has a QP");
     ibv_qp_init_attr attr{};
-    if (Status st = qp_init(e, ep, -1, &attr); !st.ok()) return st;
+    if (Status st = qp_init("ibv_create_qp", e, ep, -1, cqs, &attr); !st.ok()) return st;
     ibv_qp* qp = ibv_create_qp(pd_.get(), &attr);
     if (!qp) return rdma_fail("ibv_create_qp");
     ep.qp.qp = qp;
@@ -290,6 +304,57 @@ class RdmaDevice : public Device {
     ep.plain = true;
     ep.state = QpState::kReset;
     ep.srq = -1;
+    adopt(e, ep, cqs);
+    return Status::success();
+  }
+
+  // A shared CQ on a completion channel of its own, non-blocking as the endpoints' (next_cq_event polls its fd).
+  // ibv_create_cq returns NULL and sets errno (libibverbs); the device may round the depth up (ibv_create_cq.3).
+  Status create_cq(int c, int depth) override {
+    if (c < 0 || c >= kMaxSharedCqs) return fail("ibv_create_cq", EINVAL, fmt::format("no shared CQ {} (0..15)", c));
+    if (shared_cqs_.count(c)) return fail("ibv_create_cq", EEXIST, fmt::format("shared CQ {} exists", c));
+    SharedCqRes r;
+    r.channel.reset(ibv_create_comp_channel(ctx_));
+    if (!r.channel) return rdma_fail("ibv_create_comp_channel", fmt::format("shared CQ {}", c));
+    if (Status st = nonblocking(r.channel.get()); !st.ok()) return st;
+    r.cq.reset(ibv_create_cq(ctx_, depth, nullptr, r.channel.get(), 0));
+    if (!r.cq) return rdma_fail("ibv_create_cq", fmt::format("shared CQ {}, depth {}", c, depth));
+    shared_cqs_.emplace(c, std::move(r));
+    return Status::success();
+  }
+
+  // ibv_destroy_cq returns the errno value (ibv_create_cq.3); a QP still associated with the CQ makes it fail, which
+  // the kernel decides (ib_destroy_cq_user: EBUSY while the CQ's usecnt is not 0), so it is asked, never pre-empted.
+  // On success the channel goes too; nothing of the CQ is kept here (next_cq_completion hands every entry out at
+  // once), so whatever was still in it is gone.
+  Status destroy_cq(int c) override {
+    auto it = shared_cqs_.find(c);
+    if (it == shared_cqs_.end()) return fail("ibv_destroy_cq", EINVAL, fmt::format("no shared CQ {}", c));
+    errno = 0;
+    if (int rc = ibv_destroy_cq(it->second.cq.get())) {
+      int err = rc > 0 ? rc : rc < -1 ? -rc : errno;  // a provider that returns -1 or -errno instead (as post_fail)
+      return fail("ibv_destroy_cq", err, fmt::format("shared CQ {}", c));
+    }
+    it->second.cq.release();  // freed by ibv_destroy_cq
+    shared_cqs_.erase(it);    // ibv_destroy_comp_channel
+    return Status::success();
+  }
+
+  Status next_cq_completion(int c, Millis timeout, std::optional<CqEntry>* out) override {
+    out->reset();
+    auto it = shared_cqs_.find(c);
+    if (it == shared_cqs_.end()) return fail("ibv_poll_cq", EINVAL, fmt::format("no shared CQ {}", c));
+    ibv_wc wc{};
+    bool got = false;
+    if (Status st = poll_cq(it->second.cq.get(), timeout, &wc, &got); !st.ok() || !got) return st;
+    auto owner = qp_owner_.find(wc.qp_num);
+    if (owner == qp_owner_.end()) {
+      return fail("ibv_poll_cq", EPROTO,
+                  fmt::format("shared CQ {}: a completion of QP {:#x}, which no endpoint created", c, wc.qp_num));
+    }
+    const bool send = (wc.wr_id & kSendWrBit) != 0;
+    *out = CqEntry{owner->second, send ? CqKind::kSend : CqKind::kRecv,
+                   completion(owner->second, endpoints_[owner->second], wc, send)};
     return Status::success();
   }
 
@@ -426,7 +491,7 @@ class RdmaDevice : public Device {
       sge.length = kSlotBytes;
       sge.lkey = ep->mr->lkey;
       ibv_recv_wr wr{};
-      wr.wr_id = ep->next_wr_id++;
+      wr.wr_id = ep->next_wr_id++;  // below kSendWrBit: a receive
       wr.sg_list = &sge;
       wr.num_sge = 1;
       ibv_recv_wr* bad = nullptr;
@@ -452,7 +517,7 @@ class RdmaDevice : public Device {
     sge.lkey = ep->mr->lkey;
     std::snprintf(ep->buffer.data() + kSendOffset, kSlotBytes, "qpcheck replay %s", e.text().c_str());
     ibv_send_wr wr{};
-    wr.wr_id = ep->next_wr_id++;
+    wr.wr_id = kSendWrBit | ep->next_wr_id++;
     wr.sg_list = &sge;
     wr.num_sge = 1;
     wr.send_flags = w.signaled ? IBV_SEND_SIGNALED : 0;
@@ -703,54 +768,82 @@ class RdmaDevice : public Device {
   // the notify flags it shares with the kernel (providers/siw/siw.c siw_notify_cq), siw_cq_notify_now reads them at
   // the next CQE and clears them. Neither looks at the CQEs already there (no IB_CQ_REPORT_MISSED_EVENTS).
   Status req_notify_cq(Endpoint e, CqKind k) override {
-    EndpointRes* ep = find(e);
-    ibv_cq* cq = ep ? (k == CqKind::kSend ? ep->send_cq.get() : ep->recv_cq.get()) : nullptr;
-    if (!cq) return fail("ibv_req_notify_cq", EINVAL, "no CQ (no QP created on this endpoint)");
+    ibv_cq* cq = nullptr;
+    if (Status st = cq_of("ibv_req_notify_cq", e, k, &cq, nullptr); !st.ok()) return st;
     errno = 0;
     if (int rc = ibv_req_notify_cq(cq, 0)) return post_fail("ibv_req_notify_cq", rc);
     return Status::success();
   }
 
-  // Reads e's completion channel (non-blocking, polled) until `k` has an event or the timeout passes; each event is
-  // acknowledged at once and counted for its CQ.
+  // Reads the channel of e's CQ `k` (non-blocking, polled: e's own channel, or the shared CQ's) until that CQ has an
+  // event or the timeout passes; each event is acknowledged at once and counted for its CQ.
   Status next_cq_event(Endpoint e, CqKind k, Millis timeout, bool* got) override {
     *got = false;
+    ibv_cq* cq = nullptr;
+    SharedCqRes* shared = nullptr;
+    if (Status st = cq_of("ibv_get_cq_event", e, k, &cq, &shared); !st.ok()) return st;
+    if (shared) return channel_event(shared->channel.get(), &shared->events, timeout, got, [&](ibv_cq*) {
+      ++shared->events;  // the channel is this CQ's alone
+    });
     EndpointRes* ep = find(e);
-    if (!ep || !ep->comp_channel) return fail("ibv_get_cq_event", EINVAL, "no CQ (no QP created on this endpoint)");
     int& mine = k == CqKind::kSend ? ep->send_events : ep->recv_events;
+    return channel_event(ep->comp_channel.get(), &mine, timeout, got, [&](ibv_cq* from) {
+      if (from == ep->send_cq.get()) ++ep->send_events;
+      if (from == ep->recv_cq.get()) ++ep->recv_events;
+    });
+  }
+
+  // The two above for shared CQ c named by its number (its own channel).
+  Status req_notify_shared_cq(int c) override {
+    auto it = shared_cqs_.find(c);
+    if (it == shared_cqs_.end()) return fail("ibv_req_notify_cq", EINVAL, fmt::format("no shared CQ {}", c));
+    errno = 0;
+    if (int rc = ibv_req_notify_cq(it->second.cq.get(), 0)) return post_fail("ibv_req_notify_cq", rc);
+    return Status::success();
+  }
+
+  Status next_shared_cq_event(int c, Millis timeout, bool* got) override {
+    *got = false;
+    auto it = shared_cqs_.find(c);
+    if (it == shared_cqs_.end()) return fail("ibv_get_cq_event", EINVAL, fmt::format("no shared CQ {}", c));
+    SharedCqRes* shared = &it->second;
+    return channel_event(shared->channel.get(), &shared->events, timeout, got, [&](ibv_cq*) { ++shared->events; });
+  }
+
+  // Reads `channel` until *mine (the events counted for the CQ asked about) is > 0, then takes one, or until the
+  // timeout passes; each event read is acknowledged at once and handed to count(cq), which counts it for its CQ.
+  template <typename Count>
+  Status channel_event(ibv_comp_channel* channel, int* mine, Millis timeout, bool* got, Count count) {
     auto deadline = std::chrono::steady_clock::now() + timeout;
     for (bool first = true;; first = false) {
-      if (mine > 0) {
-        --mine;
+      if (*mine > 0) {
+        --*mine;
         *got = true;
         return Status::success();
       }
       auto left = std::chrono::duration_cast<Millis>(deadline - std::chrono::steady_clock::now());
       if (!first && left.count() <= 0) return Status::success();
-      pollfd fd{ep->comp_channel->fd, POLLIN, 0};
+      pollfd fd{channel->fd, POLLIN, 0};
       int n = ::poll(&fd, 1, static_cast<int>(std::max(left, Millis(0)).count()));
       if (n < 0 && errno != EINTR) return fail("poll", errno, "completion channel");
       for (;;) {
         ibv_cq* cq = nullptr;
         void* cq_context = nullptr;
-        if (ibv_get_cq_event(ep->comp_channel.get(), &cq, &cq_context)) {  // -1, errno set (ibv_get_cq_event.3)
+        if (ibv_get_cq_event(channel, &cq, &cq_context)) {  // -1, errno set (ibv_get_cq_event.3)
           if (errno == EAGAIN || errno == EWOULDBLOCK) break;
           return fail("ibv_get_cq_event", errno);
         }
         ibv_ack_cq_events(cq, 1);
-        if (cq == ep->send_cq.get()) ++ep->send_events;
-        if (cq == ep->recv_cq.get()) ++ep->recv_events;
+        count(cq);
       }
     }
   }
 
   Status next_send_completion(Endpoint e, Millis timeout, std::optional<Completion>* wc) override {
-    EndpointRes* ep = find(e);
-    return poll(e, ep, ep ? ep->send_cq.get() : nullptr, true, timeout, wc);
+    return poll_own(e, CqKind::kSend, timeout, wc);
   }
   Status next_recv_completion(Endpoint e, Millis timeout, std::optional<Completion>* wc) override {
-    EndpointRes* ep = find(e);
-    return poll(e, ep, ep ? ep->recv_cq.get() : nullptr, false, timeout, wc);
+    return poll_own(e, CqKind::kRecv, timeout, wc);
   }
 
  private:
@@ -800,7 +893,11 @@ class RdmaDevice : public Device {
   }
 
   // An async event goes to the endpoint whose QP or CQ it names, to the SRQ it names, or (a port or device event)
-  // to every endpoint; an event of an object no endpoint owns any more is dropped.
+  // to every endpoint; an event of an object no endpoint owns any more is dropped. A shared CQ's IBV_EVENT_CQ_ERR
+  // names only the CQ, and an overrun drops the CQE that did not fit without saying whose (rxe_cq.c rxe_cq_post:
+  // IB_EVENT_CQ_ERR with element.cq, then -EBUSY), so which endpoint's completion went missing cannot be told: the
+  // event goes to the lowest endpoint (std::map order: connection, then ACTIVE before PASSIVE) whose QP uses the CQ
+  // now, or, when no QP that exists does, whose latest QP used it.
   void async_route(const ibv_async_event& ev) {
     std::string name;
     for (std::string_view n : kAsyncEventNames) {
@@ -818,6 +915,17 @@ class RdmaDevice : public Device {
       case IBV_EVENT_CQ_ERR:
         for (auto& [e, ep] : endpoints_) {
           if (ep.send_cq.get() == ev.element.cq || ep.recv_cq.get() == ev.element.cq) ep.async.push_back(name);
+        }
+        for (auto& [c, r] : shared_cqs_) {
+          if (r.cq.get() != ev.element.cq) continue;
+          EndpointRes* live = nullptr;
+          EndpointRes* latest = nullptr;
+          for (auto& [e, ep] : endpoints_) {
+            if (ep.cqs.send != c && ep.cqs.recv != c) continue;
+            if (!latest) latest = &ep;
+            if (!live && ep.qp.qp) live = &ep;
+          }
+          if (EndpointRes* to = live ? live : latest) to->async.push_back(name);
         }
         return;
       case IBV_EVENT_SRQ_ERR: case IBV_EVENT_SRQ_LIMIT_REACHED:
@@ -853,37 +961,47 @@ class RdmaDevice : public Device {
     if (flags < 0 || fcntl(ch->fd, F_SETFL, flags | O_NONBLOCK) < 0) return rdma_fail("fcntl", "event channel");
     return Status::success();
   }
+  static Status nonblocking(ibv_comp_channel* ch) {
+    int flags = fcntl(ch->fd, F_GETFL);
+    if (flags < 0 || fcntl(ch->fd, F_SETFL, flags | O_NONBLOCK) < 0) {
+      return fail("fcntl", errno, "completion channel O_NONBLOCK");
+    }
+    return Status::success();
+  }
 
-  // e's MR, completion channel and CQs (made at its first QP; a later QP of e reuses them) and the init attributes of
-  // an RC QP on them. The CQs are on the channel (comp_vector 0); a CQ that is never armed (req_notify_cq) raises no
-  // event there, so traces that do not arm see the CQs as before.
-  Status qp_init(Endpoint e, EndpointRes& ep, int srq, ibv_qp_init_attr* attr) {
+  // e's MR, completion channel and own CQs (made at its first QP that uses them; a later QP of e reuses them) and the
+  // init attributes of an RC QP on them, or on the shared CQs `cqs` names (which must exist: else EINVAL from `api`,
+  // naming the CQ, before anything is made). The own CQs are on e's channel (comp_vector 0); a CQ that is never armed
+  // (req_notify_cq) raises no event there, so traces that do not arm see the CQs as before.
+  Status qp_init(const char* api, Endpoint e, EndpointRes& ep, int srq, const QpCqs& cqs, ibv_qp_init_attr* attr) {
+    for (CqKind k : {CqKind::kSend, CqKind::kRecv}) {
+      if (cqs.of(k) >= 0 && !shared_cqs_.count(cqs.of(k))) {
+        return fail(api, EINVAL, fmt::format("{}: no shared CQ {}", cq_kind_name(k), cqs.of(k)));
+      }
+    }
     if (!ep.mr) {
       ep.mr.reset(ibv_reg_mr(pd_.get(), ep.buffer.data(), ep.buffer.size(),
                              IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ));
       if (!ep.mr) return rdma_fail("ibv_reg_mr", e.text());
     }
-    if (!ep.comp_channel) {
+    if (!ep.comp_channel && (cqs.send < 0 || cqs.recv < 0)) {
       ep.comp_channel.reset(ibv_create_comp_channel(ctx_));
       if (!ep.comp_channel) return rdma_fail("ibv_create_comp_channel", e.text());
-      int flags = fcntl(ep.comp_channel->fd, F_GETFL);
-      if (flags < 0 || fcntl(ep.comp_channel->fd, F_SETFL, flags | O_NONBLOCK) < 0) {
-        return fail("fcntl", errno, "completion channel O_NONBLOCK");
-      }
+      if (Status st = nonblocking(ep.comp_channel.get()); !st.ok()) return st;
     }
-    if (!ep.send_cq) {
+    if (!ep.send_cq && cqs.send < 0) {
       ep.send_cq.reset(ibv_create_cq(ctx_, kCqDepth, nullptr, ep.comp_channel.get(), 0));
       if (!ep.send_cq) return rdma_fail("ibv_create_cq", "send CQ");
     }
-    if (!ep.recv_cq) {
+    if (!ep.recv_cq && cqs.recv < 0) {
       ep.recv_cq.reset(ibv_create_cq(ctx_, kCqDepth, nullptr, ep.comp_channel.get(), 0));
       if (!ep.recv_cq) return rdma_fail("ibv_create_cq", "receive CQ");
     }
-    attr->send_cq = ep.send_cq.get();
-    attr->recv_cq = ep.recv_cq.get();
+    attr->send_cq = cqs.send >= 0 ? shared_cqs_.at(cqs.send).cq.get() : ep.send_cq.get();
+    attr->recv_cq = cqs.recv >= 0 ? shared_cqs_.at(cqs.recv).cq.get() : ep.recv_cq.get();
     if (srq >= 0) {
       auto it = srqs_.find(srq);
-      if (it == srqs_.end() || !it->second.srq) return fail("rdma_create_qp", EINVAL, fmt::format("no SRQ {}", srq));
+      if (it == srqs_.end() || !it->second.srq) return fail(api, EINVAL, fmt::format("no SRQ {}", srq));
       attr->srq = it->second.srq.get();
     }
     attr->cap.max_send_wr = kSendDepth;
@@ -892,6 +1010,36 @@ class RdmaDevice : public Device {
     attr->cap.max_recv_sge = 1;
     attr->qp_type = IBV_QPT_RC;
     attr->sq_sig_all = 0;  // every WR says whether it is signaled (post_send_unsignaled)
+    return Status::success();
+  }
+
+  // A QP of e was created on `cqs`: its completions in a shared CQ are routed to e by its number, which stays e's
+  // after the QP is destroyed (its completions stay in the CQ). A number the device gives again to a later QP is
+  // that QP's from then on.
+  void adopt(Endpoint e, EndpointRes& ep, const QpCqs& cqs) {
+    ep.cqs = cqs;
+    qp_owner_[ep.qp.qp->qp_num] = e;
+  }
+
+  // The CQ of kind k of e's latest QP: its own, or the shared CQ it was created on (then *shared, when asked for, is
+  // that CQ's resources). EINVAL from `api` before e has a QP, and for a shared CQ destroyed since.
+  Status cq_of(const char* api, Endpoint e, CqKind k, ibv_cq** cq, SharedCqRes** shared) {
+    *cq = nullptr;
+    if (shared) *shared = nullptr;
+    EndpointRes* ep = find(e);
+    int c = ep ? ep->cqs.of(k) : -1;
+    if (c >= 0) {
+      auto it = shared_cqs_.find(c);
+      if (it == shared_cqs_.end()) {
+        return fail(api, EINVAL,
+                    fmt::format("{}'s {} is shared CQ {}, which does not exist (destroyed)", e.text(), cq_kind_name(k), c));
+      }
+      *cq = it->second.cq.get();
+      if (shared) *shared = &it->second;
+      return Status::success();
+    }
+    *cq = ep ? (k == CqKind::kSend ? ep->send_cq.get() : ep->recv_cq.get()) : nullptr;
+    if (!*cq) return fail(api, EINVAL, "no CQ (no QP created on this endpoint)");
     return Status::success();
   }
 
@@ -1061,46 +1209,66 @@ class RdmaDevice : public Device {
     return Status::success();
   }
 
-  // Polls a CQ until one completion or the timeout (1 ms naps between empty polls). A send completion's opcode is
-  // that of the WR posted under its wr_id (wc.opcode is valid only on success: ibv_poll_cq.3); a receive
-  // completion's source (the QP's receive queue or an SRQ) is in its wr_id; with IBV_WC_WITH_INV, the rkey in
-  // wc.invalidated_rkey is named by e's data buffer whose current or last rkey it is.
-  Status poll(Endpoint e, EndpointRes* ep, ibv_cq* cq, bool send, Millis timeout, std::optional<Completion>* out) {
-    out->reset();
-    if (!cq) return fail("ibv_poll_cq", EINVAL, "no CQ (no QP created on this endpoint)");
+  // Polls `cq` until one completion or the timeout (1 ms naps between empty polls); *got says whether *wc has one.
+  Status poll_cq(ibv_cq* cq, Millis timeout, ibv_wc* wc, bool* got) {
+    *got = false;
     auto deadline = std::chrono::steady_clock::now() + timeout;
     for (;;) {
-      ibv_wc wc{};
-      int n = ibv_poll_cq(cq, 1, &wc);
+      int n = ibv_poll_cq(cq, 1, wc);
       if (n < 0) return fail("ibv_poll_cq", EIO);
       if (n == 1) {
-        int s = static_cast<int>(wc.status);
-        Completion c;
-        c.status = s;
-        c.name = s >= 0 && s < static_cast<int>(kWcStatusNames.size()) ? std::string(kWcStatusNames[s])
-                                                                             : fmt::format("IBV_WC_STATUS_{}", s);
-        if (send) {
-          auto it = ep->send_wrs.find(wc.wr_id);
-          c.opcode = it != ep->send_wrs.end() ? it->second : fmt::format("(wr_id {} not posted here)", wc.wr_id);
-          if (it != ep->send_wrs.end()) ep->send_wrs.erase(it);
-        } else {
-          c.opcode = "IBV_WC_RECV";
-          c.srq = static_cast<int>(wc.wr_id >> kWrSourceShift) - 1;
-          if (wc.wc_flags & IBV_WC_WITH_INV) {
-            for (const auto& [i, d] : ep->data_mrs) {
-              if (d.rkey != 0 && d.rkey == wc.invalidated_rkey) c.inv_mr = i;
-            }
-            c.invalidated = c.inv_mr >= 0 ? fmt::format("MR {}", c.inv_mr)
-                                          : fmt::format("rkey {:#x} (none of {}'s memory regions)",
-                                                        wc.invalidated_rkey, e.text());
-          }
-        }
-        *out = c;
+        *got = true;
         return Status::success();
       }
       if (std::chrono::steady_clock::now() >= deadline) return Status::success();
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
+  }
+
+  // e's next completion of kind k from its own CQ of that kind (the shared ones: next_cq_completion).
+  Status poll_own(Endpoint e, CqKind k, Millis timeout, std::optional<Completion>* out) {
+    out->reset();
+    EndpointRes* ep = find(e);
+    ibv_cq* cq = ep ? (k == CqKind::kSend ? ep->send_cq.get() : ep->recv_cq.get()) : nullptr;
+    if (!cq) {
+      return fail("ibv_poll_cq", EINVAL, ep && ep->mr ? fmt::format("no own {} (the endpoint's QPs use shared CQs)",
+                                                                       cq_kind_name(k))
+                                                         : "no CQ (no QP created on this endpoint)");
+    }
+    ibv_wc wc{};
+    bool got = false;
+    if (Status st = poll_cq(cq, timeout, &wc, &got); !st.ok() || !got) return st;
+    *out = completion(e, *ep, wc, k == CqKind::kSend);
+    return Status::success();
+  }
+
+  // A work completion of e's QP as the conductor compares it. A send completion's opcode is that of the WR posted
+  // under its wr_id (wc.opcode is valid only on success: ibv_poll_cq.3); a receive completion's source (the QP's
+  // receive queue or an SRQ) is in its wr_id; with IBV_WC_WITH_INV, the rkey in wc.invalidated_rkey is named by e's
+  // data buffer whose current or last rkey it is.
+  static Completion completion(Endpoint e, EndpointRes& ep, const ibv_wc& wc, bool send) {
+    int s = static_cast<int>(wc.status);
+    Completion c;
+    c.status = s;
+    c.name = s >= 0 && s < static_cast<int>(kWcStatusNames.size()) ? std::string(kWcStatusNames[s])
+                                                                   : fmt::format("IBV_WC_STATUS_{}", s);
+    if (send) {
+      auto it = ep.send_wrs.find(wc.wr_id);
+      c.opcode = it != ep.send_wrs.end() ? it->second : fmt::format("(wr_id {} not posted here)", wc.wr_id);
+      if (it != ep.send_wrs.end()) ep.send_wrs.erase(it);
+    } else {
+      c.opcode = "IBV_WC_RECV";
+      c.srq = static_cast<int>(wc.wr_id >> kWrSourceShift) - 1;
+      if (wc.wc_flags & IBV_WC_WITH_INV) {
+        for (const auto& [i, d] : ep.data_mrs) {
+          if (d.rkey != 0 && d.rkey == wc.invalidated_rkey) c.inv_mr = i;
+        }
+        c.invalidated = c.inv_mr >= 0 ? fmt::format("MR {}", c.inv_mr)
+                                      : fmt::format("rkey {:#x} (none of {}'s memory regions)", wc.invalidated_rkey,
+                                                    e.text());
+      }
+    }
+    return c;
   }
 
   std::string device_, address_;
@@ -1111,13 +1279,17 @@ class RdmaDevice : public Device {
   ibv_port_attr port_{};
   ibv_context* ctx_ = nullptr;  // owned by librdmacm, held open by devices_
   // Declared in creation order; destroyed in reverse: endpoints (QP, CQs, completion channel, MR, cm_id, channel
-  // each), SRQs, listener, its channel, the PD, the device list.
+  // each), shared CQs (each before its channel; after every QP, so that none is still associated with one), SRQs,
+  // listener, its channel, the PD, the device list.
   DevicesHandle devices_;
   PdHandle pd_;
   ChannelHandle listen_channel_;
   IdHandle listener_;
   std::map<int, SrqRes> srqs_;
+  std::map<int, SharedCqRes> shared_cqs_;
   std::map<Endpoint, EndpointRes> endpoints_;
+  // QP number -> the endpoint whose QP has it (destroyed QPs included): how a shared CQ's completions are routed.
+  std::map<uint32_t, Endpoint> qp_owner_;
 };
 
 }  // namespace

@@ -11,7 +11,9 @@
 // invalidation and unsignaled sends (docs/replay.md); `alloc_mw` and IBV_WR_BIND_MW with type 2 memory windows, the
 // user-space form of a kernel ULP's FRWR registration; `req_notify_cq`, `get_cq_event`, `poll_send_empty` and
 // `poll_recv_empty` with completion channels (the ULP that sleeps until a completion event, and the notification it
-// loses when a completion arrives before it arms the CQ).
+// loses when a completion arrives before it arms the CQ); `create_cq`, `destroy_cq` and `qp_cq` with shared
+// completion queues (a user-space server with one CQ for all its connections: polls take the CQ's oldest entry,
+// whichever QP it is of).
 #pragma once
 
 #include <array>
@@ -64,6 +66,12 @@ enum class ReplayOpId : int {
   kGetCqEvent,
   kPollSendEmpty,
   kPollRecvEmpty,
+  kCreateCq,
+  kDestroyCq,
+  kQpCq,
+  kReqNotifySharedCq,
+  kGetSharedCqEvent,
+  kPollSharedCqEmpty,
 };
 
 using lang::ReplayArg;
@@ -71,7 +79,7 @@ using lang::ReplayArg;
 constexpr int op(ReplayOpId id) { return static_cast<int>(id); }
 constexpr ReplayOpId op_id(const lang::ReplayOpSpec& spec) { return static_cast<ReplayOpId>(spec.id); }
 
-inline constexpr std::array<lang::ReplayOpSpec, 52> kReplayOps{{
+inline constexpr std::array<lang::ReplayOpSpec, 58> kReplayOps{{
     // connection manager (librdmacm)
     {"create_id", op(ReplayOpId::kCreateId), true, {ReplayArg::kEndpoint}, 1,
      "rdma_create_id for an active endpoint (without it, the conductor creates and resolves every active endpoint "
@@ -166,9 +174,10 @@ inline constexpr std::array<lang::ReplayOpSpec, 52> kReplayOps{{
      "the ULP takes the endpoint's next send completion (ibv_poll_cq), which must have STATUS and OPCODE"},
     {"poll_send_empty", op(ReplayOpId::kPollSendEmpty), true, {ReplayArg::kEndpoint}, 1,
      "the ULP's ibv_poll_cq of the endpoint's send CQ returns 0 now: no send completion is waiting there, including "
-     "one the conductor has read from the device and no poll_send has taken"},
+     "one the conductor has read from the device and no poll_send has taken (a shared CQ: no entry of any QP)"},
     {"poll_recv_empty", op(ReplayOpId::kPollRecvEmpty), true, {ReplayArg::kEndpoint}, 1,
-     "the ULP's ibv_poll_cq of the endpoint's receive CQ returns 0 now: no receive completion is waiting there"},
+     "the ULP's ibv_poll_cq of the endpoint's receive CQ returns 0 now: no receive completion is waiting there (a "
+     "shared CQ: no entry of any QP)"},
     // completion channels (libibverbs): each endpoint's two CQs are on its own channel
     {"req_notify_cq", op(ReplayOpId::kReqNotifyCq), true, {ReplayArg::kEndpoint, ReplayArg::kCqKind}, 2,
      "ibv_req_notify_cq(cq, 0) on the endpoint's send or receive CQ: one completion event, at the next completion "
@@ -176,6 +185,23 @@ inline constexpr std::array<lang::ReplayOpSpec, 52> kReplayOps{{
     {"get_cq_event", op(ReplayOpId::kGetCqEvent), true, {ReplayArg::kEndpoint, ReplayArg::kCqKind}, 2,
      "the ULP waits for the next completion event of that CQ on the endpoint's completion channel "
      "(ibv_get_cq_event + ibv_ack_cq_events(cq, 1)); an event of the endpoint's other CQ is kept for later"},
+    // shared completion queues (libibverbs): CQs of the spec that several QPs use, each on a channel of its own
+    {"create_cq", op(ReplayOpId::kCreateCq), true, {ReplayArg::kCq, ReplayArg::kCount}, 2,
+     "the spec's shared CQ number C: ibv_create_cq(ctx, DEPTH, NULL, channel, 0) on a completion channel of its own "
+     "(EEXIST if C exists)"},
+    {"destroy_cq", op(ReplayOpId::kDestroyCq), true, {ReplayArg::kCq}, 1,
+     "ibv_destroy_cq of shared CQ C: fails (EBUSY) while a QP uses it; the completions still in it are discarded"},
+    {"qp_cq", op(ReplayOpId::kQpCq), true, {ReplayArg::kEndpoint, ReplayArg::kCqKind, ReplayArg::kCq}, 3,
+     "no verbs call: the endpoint's next QP (create_qp, create_qp_srq, ibv_create_qp) gets shared CQ C as its "
+     "send_cq (SEND_CQ) or recv_cq (RECV_CQ) in ibv_qp_init_attr instead of the endpoint's own CQ of that kind; its "
+     "polls of that kind then take C's oldest entry, whichever QP it is of"},
+    {"req_notify_shared_cq", op(ReplayOpId::kReqNotifySharedCq), true, {ReplayArg::kCq}, 1,
+     "ibv_req_notify_cq(cq, 0) on shared CQ C: one completion event at the next entry added to it by any QP"},
+    {"get_shared_cq_event", op(ReplayOpId::kGetSharedCqEvent), true, {ReplayArg::kCq}, 1,
+     "the ULP waits for the next completion event of shared CQ C on its channel (ibv_get_cq_event + "
+     "ibv_ack_cq_events(cq, 1))"},
+    {"poll_shared_cq_empty", op(ReplayOpId::kPollSharedCqEmpty), true, {ReplayArg::kCq}, 1,
+     "the ULP's ibv_poll_cq of shared CQ C returns 0 now: no entry of any QP is waiting there"},
     // observations
     {"expect_cm_event", op(ReplayOpId::kExpectCmEvent), false, {ReplayArg::kEndpoint, ReplayArg::kCmEvent}, 2,
      "the device reports EVENT on the endpoint's event channel next"},

@@ -19,10 +19,10 @@ TEST_CASE("replay_ops: one id per operation name, every id used, and the vocabul
     if (fresh) CHECK_MESSAGE(ids.insert(op.id).second, "two operations share id ", op.id);
     CHECK(replay_vocabulary().find(op.name, op.arity) == &op);
   }
-  // The ids are exactly ReplayOpId's enumerators 0..kPollRecvEmpty (the last), each named by the table.
-  CHECK(ids.size() == static_cast<size_t>(op(ReplayOpId::kPollRecvEmpty)) + 1);
+  // The ids are exactly ReplayOpId's enumerators 0..kPollSharedCqEmpty (the last), each named by the table.
+  CHECK(ids.size() == static_cast<size_t>(op(ReplayOpId::kPollSharedCqEmpty)) + 1);
   CHECK(*ids.begin() == 0);
-  CHECK(*ids.rbegin() == op(ReplayOpId::kPollRecvEmpty));
+  CHECK(*ids.rbegin() == op(ReplayOpId::kPollSharedCqEmpty));
   CHECK(id_of.at("get_async_event") == op(ReplayOpId::kGetAsyncEvent));
   CHECK(replay_vocabulary().known(lang::ReplayArg::kAsyncEvent, "IBV_EVENT_QP_LAST_WQE_REACHED"));
   CHECK(!replay_vocabulary().known(lang::ReplayArg::kAsyncEvent, "QP_LAST_WQE_REACHED"));
@@ -70,6 +70,45 @@ TEST_CASE("replay_ops: one id per operation name, every id used, and the vocabul
     CHECK(f->args[0] == lang::ReplayArg::kEndpoint);
     CHECK(replay_vocabulary().find(name, 2) == nullptr);
   }
+}
+
+TEST_CASE("replay_ops: shared CQs: create_cq(c, depth), destroy_cq(c), qp_cq(e, kind, c), host calls of one form each") {
+  std::map<std::string_view, int> id_of;
+  for (const lang::ReplayOpSpec& o : kReplayOps) id_of.emplace(o.name, o.id);
+  // appended after the completion channels' operations, in this order
+  CHECK(id_of.at("create_cq") == op(ReplayOpId::kCreateCq));
+  CHECK(id_of.at("destroy_cq") == op(ReplayOpId::kDestroyCq));
+  CHECK(id_of.at("qp_cq") == op(ReplayOpId::kQpCq));
+  CHECK(op(ReplayOpId::kCreateCq) == op(ReplayOpId::kPollRecvEmpty) + 1);
+  CHECK(op(ReplayOpId::kQpCq) == op(ReplayOpId::kDestroyCq) + 1);
+  CHECK(id_of.at("req_notify_shared_cq") == op(ReplayOpId::kReqNotifySharedCq));
+  CHECK(id_of.at("get_shared_cq_event") == op(ReplayOpId::kGetSharedCqEvent));
+  CHECK(id_of.at("poll_shared_cq_empty") == op(ReplayOpId::kPollSharedCqEmpty));
+  const lang::ReplayVocabulary& v = replay_vocabulary();
+  const lang::ReplayOpSpec* create = v.find("create_cq", 2);
+  REQUIRE(create);
+  CHECK(create->host);
+  CHECK(create->args[0] == lang::ReplayArg::kCq);
+  CHECK(create->args[1] == lang::ReplayArg::kCount);
+  const lang::ReplayOpSpec* destroy = v.find("destroy_cq", 1);
+  REQUIRE(destroy);
+  CHECK(destroy->host);
+  CHECK(destroy->args[0] == lang::ReplayArg::kCq);
+  const lang::ReplayOpSpec* qp_cq = v.find("qp_cq", 3);
+  REQUIRE(qp_cq);
+  CHECK(qp_cq->host);
+  CHECK(qp_cq->args[0] == lang::ReplayArg::kEndpoint);
+  CHECK(qp_cq->args[1] == lang::ReplayArg::kCqKind);
+  CHECK(qp_cq->args[2] == lang::ReplayArg::kCq);
+  // one form each
+  for (auto [name, arity] : {std::pair{"create_cq", 2}, {"destroy_cq", 1}, {"qp_cq", 3}}) {
+    for (int other = 0; other <= 6; ++other) {
+      if (other != arity) CHECK_MESSAGE(v.find(name, other) == nullptr, name, " with ", other, " arguments");
+    }
+  }
+  // a shared CQ is an integer kind (no names), written without a prefix
+  CHECK(!v.known(lang::ReplayArg::kCq, "0"));
+  CHECK(lang::replay_arg_prefix(lang::ReplayArg::kCq).empty());
 }
 
 TEST_CASE("replay_ops: enum arguments are checked against rdma-core's names, without their prefix") {

@@ -428,6 +428,26 @@ TEST_CASE("symmetry: exact orbit counts, the budget's sound fallback, a real cou
     t.no_symmetry = true;
     CHECK(nlohmann::json::parse(run(t).out)["stats"]["states"] == 4);
   }
+  // A queue of the type's values: its place past the length holds the lowest value in every state and is not
+  // renamed. 8 states; 5 orbits ([] with one connection seen is one orbit: renaming the empty place too split it).
+  {
+    const std::filesystem::path dir = std::filesystem::temp_directory_path() / "qpcheck_symmetry_test";
+    std::filesystem::create_directories(dir);
+    const std::filesystem::path spec = dir / "queue.qpspec";
+    std::ofstream(spec) << "type Conn = 0..1;\nvar q: queue[1] of Conn;\nvar seen: array[Conn] of bool;\n"
+                           "symmetric Conn;\n"
+                           "rule put(d: Conn) when empty(q) && !seen[d] { push(q, d); seen[d] = true; }\n"
+                           "rule get when !empty(q) { pop(q); }\n";
+    VerifyOptions t;
+    t.file = spec.string();
+    t.format = Format::kJson;
+    Run r = run(t);
+    INFO(r.err);
+    REQUIRE(r.rc == 0);
+    CHECK(nlohmann::json::parse(r.out)["stats"]["states"] == 5);
+    t.no_symmetry = true;
+    CHECK(nlohmann::json::parse(run(t).out)["stats"]["states"] == 8);
+  }
   o.symmetry_budget = 0;
   o.format = Format::kText;
   {

@@ -129,6 +129,7 @@ model::ReplayOp check_replay_clause(const ReplayCall& c, const ReplayVocabulary&
       case ReplayArg::kSrq: integer(0, 15, "a shared receive queue"); break;
       case ReplayArg::kLimit: integer(0, 65535, "an SRQ limit (work requests)"); break;
       case ReplayArg::kMr: integer(0, 15, "a memory region of an endpoint"); break;
+      case ReplayArg::kCq: integer(0, 15, "a shared completion queue"); break;
       case ReplayArg::kCmEvent:
         if (t->kind != TypeKind::kEnum) {
           error(c.args[i]->span, fmt::format("argument {} of '{}' is a CM event: expected an enum, found {}", i + 1,

@@ -10,12 +10,13 @@
 namespace qpcheck::lang {
 namespace {
 
-constexpr std::array<ReplayOpSpec, 5> kOps{{
+constexpr std::array<ReplayOpSpec, 6> kOps{{
     {"ring", 0, true, {}, 0, "no arguments"},
     {"ring", 0, true, {ReplayArg::kCount}, 1, "a count"},
     {"wait_state", 1, false, {ReplayArg::kQpState}, 1, "a QP state"},
     {"pin", 2, true, {ReplayArg::kMr}, 1, "a memory region"},
     {"arm", 3, true, {ReplayArg::kCqKind}, 1, "a CQ kind"},
+    {"share", 4, true, {ReplayArg::kCq}, 1, "a shared CQ"},
 }};
 constexpr std::array<std::string_view, 2> kStates{"UP", "DOWN"};
 constexpr std::array<std::string_view, 2> kCqs{"SEND_CQ", "RECV_CQ"};
@@ -53,7 +54,7 @@ TEST_CASE("replay clauses: checked against the vocabulary handed in, not a globa
 
   ReplayCall call{Ident{"post_send", {}, {}}, {}, {}};
   CHECK(message(call, returns(&count, 1)) ==
-        "unknown replay operation 'post_send' (known: ring, wait_state, pin, arm)");
+        "unknown replay operation 'post_send' (known: ring, wait_state, pin, arm, share)");
 
   call = ReplayCall{Ident{"ring", {}, {}}, {&ast, &ast}, {}};
   CHECK(message(call, returns(&count, 1)) == "replay operation 'ring' takes 0 or 1 arguments, found 2");
@@ -107,6 +108,21 @@ TEST_CASE("replay clauses: checked against the vocabulary handed in, not a globa
   cqs.constants.pop_back();
   cqs.hi = 1;
   CHECK(message(call, [&](const Expr*) { return &param; }) == "");
+
+  // a shared CQ: a constant 0..15, or a parameter whose type lies within 0..15 (not an enum)
+  call = ReplayCall{Ident{"share", {}, {}}, {&ast}, {}};
+  CHECK(message(call, returns(&count, 0)) == "");
+  CHECK(message(call, returns(&count, 15)) == "");
+  CHECK(message(call, returns(&count, 16)) ==
+        "argument 1 of 'share' is a shared completion queue: expected an integer in 0..15, found 16");
+  param.type = &count;  // 0..1000
+  CHECK(message(call, [&](const Expr*) { return &param; }) ==
+        "argument 1 of 'share' is a shared completion queue: expected an integer in 0..15, found 0..1000");
+  param.type = &mrs;  // 0..15
+  CHECK(message(call, [&](const Expr*) { return &param; }) == "");
+  CHECK(message(call, returns(&cqs, 0)) ==
+        "argument 1 of 'share' is a shared completion queue: expected an integer in 0..15, found Cq");
+  CHECK(check_replay_clause(call, kVocabulary, returns(&count, 3)).prefixes == std::vector<std::string>{""});
 }
 
 }  // namespace

@@ -26,6 +26,7 @@ enum class ReplayArg {
   kLimit,     // an integer 0..65535 (an SRQ limit, in work requests; 0 disarms)
   kMr,        // an integer 0..15 (a memory region of an endpoint: the number of its data buffer)
   kCqKind,    // an enum value, one of ReplayVocabulary::cq_kinds (SEND_CQ, RECV_CQ: which CQ of an endpoint)
+  kCq,        // an integer 0..15 (a shared CQ of the spec: one completion queue that several QPs use)
 };
 
 // The prefix the trace writer puts before an enum constant of this kind ("" for none: the IBV_* names, which carry

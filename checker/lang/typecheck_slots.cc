@@ -76,11 +76,20 @@ int64_t Checker::allocate(const std::string& name, const Type* t, std::optional<
         key += "#len";
         if (symmetric_ != nullptr && !coords.empty()) sym_slot(key, coords, static_cast<int>(m_->slots.size()));
         key.resize(k);
+        const int len_slot = static_cast<int>(m_->slots.size());
         m_->slots.push_back(model::SlotInfo{0, ty->capacity, int_});
         m_->initial.push_back(0);
         for (int i = 0; i < ty->capacity; ++i) {
           key += fmt::format("#{}", i);
+          const size_t from = m_->slots.size();
           leaf(n, ty->elem, true);
+          // Element i's slots belong to this queue, unless a queue inside the element claimed them already.
+          for (size_t s = from; s < m_->slots.size(); ++s) {
+            if (m_->slots[s].queue_len < 0) {
+              m_->slots[s].queue_len = len_slot;
+              m_->slots[s].queue_pos = i;
+            }
+          }
           key.resize(k);
         }
         return;

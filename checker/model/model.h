@@ -205,6 +205,11 @@ struct Fairness {
 struct SlotInfo {
   int64_t lo = 0, hi = 0;             // value range
   const Type* type = nullptr;         // scalar type (for rendering)
+  // An element slot of a queue: the slot of that (innermost) queue's length and the element's position in it. A
+  // slot at a position >= the length holds its type's lowest value (a pop resets it: eval.cc), which symmetry
+  // leaves as it is (model/symmetry.cc). -1: not in a queue.
+  int queue_len = -1;
+  int queue_pos = 0;
 };
 
 // A unit of rendering in traces: a scalar variable leaf, or a whole queue.

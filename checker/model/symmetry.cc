@@ -22,6 +22,12 @@ Canonicaliser::Canonicaliser(const Model& model, const StateLayout& layout, uint
   for (size_t s = 0; s < sym_.rename.size(); ++s) {
     if (sym_.rename[s] != 0) renamed_.push_back(static_cast<int>(s));
   }
+  queue_len_.resize(model.slots.size());
+  queue_pos_.resize(model.slots.size());
+  for (size_t s = 0; s < model.slots.size(); ++s) {
+    queue_len_[s] = model.slots[s].queue_len;
+    queue_pos_[s] = model.slots[s].queue_pos;
+  }
   keys_.resize(static_cast<size_t>(n_) * key_len_);
   order_.resize(static_cast<size_t>(n_));
   p_.resize(static_cast<size_t>(n_));
@@ -46,6 +52,8 @@ void Canonicaliser::apply(const std::vector<int>& p) {
   }
   for (int s : renamed_) {
     int64_t& v = cand_[static_cast<size_t>(s)];
+    const int len = queue_len_[static_cast<size_t>(s)];
+    if (len >= 0 && queue_pos_[static_cast<size_t>(s)] >= cand_[static_cast<size_t>(len)]) continue;  // past the end
     if (sym_.rename[static_cast<size_t>(s)] == 1) {
       v = lo_ + q_[static_cast<size_t>(v - lo_)];
     } else {
@@ -65,7 +73,10 @@ void Canonicaliser::canonicalise(const uint64_t* in, uint64_t* out) {
     for (size_t i = 0; i < n; ++i) {
       const size_t s = static_cast<size_t>(c.slots[i]);
       int64_t v = vals_[s];
-      if (sym_.rename[s] == 1) {
+      const int len = queue_len_[s];
+      if (sym_.rename[s] != 0 && len >= 0 && queue_pos_[s] >= vals_[static_cast<size_t>(len)]) {
+        v = -1;                         // past its queue's end: no value of the type
+      } else if (sym_.rename[s] == 1) {
         v = v - lo_ == static_cast<int64_t>(i) ? 0 : 1;
       } else if (sym_.rename[s] == 2) {
         const int64_t f = sym_.families[s];

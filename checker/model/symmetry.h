@@ -56,6 +56,9 @@ class Canonicaliser {
   std::vector<int64_t> vals_, cand_, best_, keys_;
   std::vector<int> order_, p_, q_;
   std::vector<int> renamed_;          // slots with rename != 0
+  // Per slot: its queue's length slot and its position there (SlotInfo): a renamed slot past its queue's length
+  // holds the type's lowest value in every state, whatever the renaming, so it is left as it is and keys as "none".
+  std::vector<int> queue_len_, queue_pos_;
   std::atomic<uint64_t>* over_;
 };
 
