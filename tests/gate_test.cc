@@ -520,7 +520,7 @@ TEST_CASE("diff: today vs the 2021 patch (passive-first) reports exactly the ver
   // "params" is an object of every parameter, as in the gate's JSON summary (version 1 wrote a string).
   CHECK(d["changes"][0]["params"]["transport"] == "IB");
   CHECK(d["changes"][0]["params"]["connect_rnr_retry"] == "7");
-  CHECK(d["changes"][0]["params"].size() == 51);  // every parameter of library v3.4
+  CHECK(d["changes"][0]["params"].size() == 52);  // every parameter of library v3.5
   // Shared configurations (every parameter equal): IB and iWARP with LEGACY creation and connect_rnr_retry 7.
   std::vector<std::string> changes;
   for (const json& c : d["changes"]) {

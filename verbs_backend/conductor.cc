@@ -23,6 +23,14 @@ using lang::ReplayArg;
 // The largest depth create_cq may ask for (a device may refuse less: its max_cqe, ibv_query_device.3).
 constexpr int kMaxCqDepth = 65536;
 
+// The event->status value of a REJECTED status name (kRejStatusNames; the plan checked the name).
+int rej_status_value(const std::string& name) {
+  for (size_t i = 0; i < kRejStatusNames.size(); ++i) {
+    if (kRejStatusNames[i] == name) return kRejStatusValues[i];
+  }
+  return 0;
+}
+
 // Decimal digits only, as the trace writer renders counts: no sign, no blanks, no "0x".
 int parse_int(const std::string& s, int lo, int hi, const std::string& where) {
   bool digits = !s.empty() && s.size() <= 9 &&
@@ -92,6 +100,9 @@ PlannedOp plan_op(const trace::ReplayStep& r, const std::string& where) {
       case ReplayArg::kWrOpcode: name(known(ReplayArg::kWrOpcode), "an IBV_WR_* opcode replay posts"); break;
       case ReplayArg::kQpState: name(known(ReplayArg::kQpState), "an IBV_QPS_* state"); break;
       case ReplayArg::kCqKind: name(known(ReplayArg::kCqKind), "a CQ kind (SEND_CQ or RECV_CQ)"); break;
+      case ReplayArg::kRejStatus:
+        name(known(ReplayArg::kRejStatus), "a REJECTED status (IB_CM_REJ_*, ECONNRESET, ECONNREFUSED)");
+        break;
     }
   }
   if (!op.endpoints.empty()) op.ep = op.endpoints[0];
@@ -722,7 +733,10 @@ class Run {
         bool got = wait_event(op.ep, cursor, &st);
         std::string seen = got ? o.events[cursor] : "";
         if (got) ++cursor;
-        return observe(got, op.name, seen);
+        // the 3-argument form names the event's status too: "RDMA_CM_EVENT_REJECTED (status 28)"
+        std::string expected = op.name;
+        if (op.names.size() == 2) expected = fmt::format("{} (status {})", op.name, rej_status_value(op.names[1]));
+        return observe(got, expected, seen);
       }
       case ReplayOpId::kExpectSendWc:
       case ReplayOpId::kPollSend: {

@@ -4,7 +4,8 @@ namespace qpcheck::verbs {
 
 const lang::ReplayVocabulary& replay_vocabulary() {
   static const lang::ReplayVocabulary v{kReplayOps,     kCmEventNames, kWcStatusNames,   kWcOpcodeNames,
-                                        kWrOpcodeNames, kQpStateNames, kAsyncEventNames, kCqKindNames};
+                                        kWrOpcodeNames, kQpStateNames, kAsyncEventNames, kCqKindNames,
+                                        kRejStatusNames};
   return v;
 }
 

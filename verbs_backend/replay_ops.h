@@ -79,7 +79,7 @@ using lang::ReplayArg;
 constexpr int op(ReplayOpId id) { return static_cast<int>(id); }
 constexpr ReplayOpId op_id(const lang::ReplayOpSpec& spec) { return static_cast<ReplayOpId>(spec.id); }
 
-inline constexpr std::array<lang::ReplayOpSpec, 58> kReplayOps{{
+inline constexpr std::array<lang::ReplayOpSpec, 59> kReplayOps{{
     // connection manager (librdmacm)
     {"create_id", op(ReplayOpId::kCreateId), true, {ReplayArg::kEndpoint}, 1,
      "rdma_create_id for an active endpoint (without it, the conductor creates and resolves every active endpoint "
@@ -205,6 +205,10 @@ inline constexpr std::array<lang::ReplayOpSpec, 58> kReplayOps{{
     // observations
     {"expect_cm_event", op(ReplayOpId::kExpectCmEvent), false, {ReplayArg::kEndpoint, ReplayArg::kCmEvent}, 2,
      "the device reports EVENT on the endpoint's event channel next"},
+    {"expect_cm_event", op(ReplayOpId::kExpectCmEvent), false,
+     {ReplayArg::kEndpoint, ReplayArg::kCmEvent, ReplayArg::kRejStatus}, 3,
+     "the device reports EVENT with STATUS on the endpoint's event channel next (event->status, as "
+     "rdma_reject_msg reads it)"},
     {"expect_send_wc", op(ReplayOpId::kExpectSendWc), false, {ReplayArg::kEndpoint, ReplayArg::kWcStatus}, 2,
      "the endpoint's next send completion has STATUS (first library)"},
     {"expect_send_wc", op(ReplayOpId::kExpectSendWc), false,
@@ -270,6 +274,13 @@ inline constexpr std::array<std::string_view, 20> kAsyncEventNames{
     "IBV_EVENT_PKEY_CHANGE",     "IBV_EVENT_SM_CHANGE",         "IBV_EVENT_SRQ_ERR",
     "IBV_EVENT_SRQ_LIMIT_REACHED", "IBV_EVENT_QP_LAST_WQE_REACHED", "IBV_EVENT_CLIENT_REREGISTER",
     "IBV_EVENT_GID_CHANGE",      "IBV_EVENT_WQ_FATAL"};
+
+// The statuses of RDMA_CM_EVENT_REJECTED the library names (spec/lib/cm.qpspec RejStatus), and the value of each in
+// struct rdma_cm_event.status: the IB CM's reject reason (enum ib_cm_rej_reason, ib_cm.h; IBTA 12.6.7.2 Table 112),
+// or on iWARP the negated errno of iw_cm's CONNECT_REPLY.
+inline constexpr std::array<std::string_view, 5> kRejStatusNames{
+    "IB_CM_REJ_TIMEOUT", "IB_CM_REJ_INVALID_SERVICE_ID", "IB_CM_REJ_CONSUMER_DEFINED", "ECONNRESET", "ECONNREFUSED"};
+inline constexpr std::array<int, 5> kRejStatusValues{1, 8, 28, -104, -111};
 
 // Which CQ of an endpoint (req_notify_cq, get_cq_event), written without a prefix: its send CQ, its receive CQ.
 inline constexpr std::array<std::string_view, 2> kCqKindNames{"SEND_CQ", "RECV_CQ"};

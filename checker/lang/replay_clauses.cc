@@ -165,6 +165,10 @@ model::ReplayOp check_replay_clause(const ReplayCall& c, const ReplayVocabulary&
         named("a completion queue of an endpoint", "a CQ kind (SEND_CQ or RECV_CQ: the endpoint's send or receive CQ)",
               vocabulary.cq_kinds, true);
         break;
+      case ReplayArg::kRejStatus:
+        named("a reject status", "the status of an RDMA_CM_EVENT_REJECTED (an IB_CM_REJ_* reason, ECONNRESET or "
+              "ECONNREFUSED)", vocabulary.rej_statuses, false);
+        break;
     }
     op.args.push_back(a);
     op.prefixes.emplace_back(replay_arg_prefix(spec->args[i]));

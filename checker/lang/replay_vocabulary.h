@@ -27,6 +27,7 @@ enum class ReplayArg {
   kMr,        // an integer 0..15 (a memory region of an endpoint: the number of its data buffer)
   kCqKind,    // an enum value, one of ReplayVocabulary::cq_kinds (SEND_CQ, RECV_CQ: which CQ of an endpoint)
   kCq,        // an integer 0..15 (a shared CQ of the spec: one completion queue that several QPs use)
+  kRejStatus,  // an enum value, one of ReplayVocabulary::rej_statuses (the status of an RDMA_CM_EVENT_REJECTED)
 };
 
 // The prefix the trace writer puts before an enum constant of this kind ("" for none: the IBV_* names, which carry
@@ -52,7 +53,8 @@ struct ReplayOpSpec {
 struct ReplayVocabulary {
   std::span<const ReplayOpSpec> ops;
   // The names an enum argument of each kind may take (without the replay_arg_prefix).
-  std::span<const std::string_view> cm_events, wc_statuses, wc_opcodes, wr_opcodes, qp_states, async_events, cq_kinds;
+  std::span<const std::string_view> cm_events, wc_statuses, wc_opcodes, wr_opcodes, qp_states, async_events, cq_kinds,
+      rej_statuses;
 
   // The form of `name` with `arity` arguments, or nullptr.
   const ReplayOpSpec* find(std::string_view name, int arity) const {
@@ -79,6 +81,7 @@ struct ReplayVocabulary {
       case ReplayArg::kQpState: names = qp_states; break;
       case ReplayArg::kAsyncEvent: names = async_events; break;
       case ReplayArg::kCqKind: names = cq_kinds; break;
+      case ReplayArg::kRejStatus: names = rej_statuses; break;
       default: return false;
     }
     for (std::string_view n : names) {
