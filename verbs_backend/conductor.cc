@@ -31,6 +31,12 @@ int rej_status_value(const std::string& name) {
   return 0;
 }
 
+// The first byte of an event's private data, as the device reports it (" (data N)"; none: 0).
+int event_data(const std::string& event) {
+  size_t at = event.find(" (data ");
+  return at == std::string::npos ? 0 : std::atoi(event.c_str() + at + 7);
+}
+
 // Decimal digits only, as the trace writer renders counts: no sign, no blanks, no "0x".
 int parse_int(const std::string& s, int lo, int hi, const std::string& where) {
   bool digits = !s.empty() && s.size() <= 9 &&
@@ -93,6 +99,7 @@ PlannedOp plan_op(const trace::ReplayStep& r, const std::string& where) {
       case ReplayArg::kLimit: op.numbers.push_back(parse_int(a, 0, 65535, at)); break;
       case ReplayArg::kMr: op.numbers.push_back(parse_int(a, 0, kMaxMrs - 1, at)); break;
       case ReplayArg::kCq: op.numbers.push_back(parse_int(a, 0, kMaxSharedCqs - 1, at)); break;
+      case ReplayArg::kPrivateData: op.numbers.push_back(parse_int(a, 0, 255, at)); break;
       case ReplayArg::kAsyncEvent: name(known(ReplayArg::kAsyncEvent), "an IBV_EVENT_* async event"); break;
       case ReplayArg::kCmEvent: name(known(ReplayArg::kCmEvent), "an RDMA_CM_EVENT_* name"); break;
       case ReplayArg::kWcStatus: name(known(ReplayArg::kWcStatus), "an IBV_WC_* status"); break;
@@ -132,7 +139,8 @@ std::string PlannedOp::text() const {
       case ReplayArg::kSrq:
       case ReplayArg::kLimit:
       case ReplayArg::kMr:
-      case ReplayArg::kCq: out += std::to_string(numbers.at(n++)); break;
+      case ReplayArg::kCq:
+      case ReplayArg::kPrivateData: out += std::to_string(numbers.at(n++)); break;
       default: out += names.at(s++); break;
     }
   }
@@ -585,11 +593,15 @@ class Run {
       }
       return false;
     };
-    auto observe = [&](bool got, const std::string& expected, const std::string& seen) {
+    // `exact`: a part compared apart (a CM event's private data) is equal; `name`: what the prefix rule below
+    // compares instead of `expected` (which then also shows that part)
+    auto observe = [&](bool got, const std::string& expected, const std::string& seen, bool exact = true,
+                       const std::string& name = "") {
+      const std::string& want = name.empty() ? expected : name;
       rec.expected = expected;
       rec.observed = !st.ok() ? st.text() : got ? seen : nothing();
-      // an event may carry its status: "RDMA_CM_EVENT_REJECTED (status 28)" is a REJECTED
-      rec.match = st.ok() && got && (seen == expected || seen.rfind(expected + " (status", 0) == 0);
+      // an event may carry its status and private data: "RDMA_CM_EVENT_REJECTED (status 28) (data 2)" is a REJECTED
+      rec.match = st.ok() && got && exact && (seen == want || seen.rfind(want + " (", 0) == 0);
       log(rec);
       if (rec.match) return true;
       bool signature = last && plan_.trace_verdict == "violated";
@@ -708,9 +720,10 @@ class Run {
           cp.initiator_depth = op.numbers[1];
           cp.responder_resources = op.numbers[2];
         }
+        if (op.numbers.size() == 4) cp.private_data = op.numbers[3];
         return host(id == ReplayOpId::kConnect ? dev_.connect(op.ep, cp) : dev_.accept(op.ep, cp));
       }
-      case ReplayOpId::kReject: return host(dev_.reject(op.ep));
+      case ReplayOpId::kReject: return host(dev_.reject(op.ep, op.numbers.empty() ? 0 : op.numbers[0]));
       case ReplayOpId::kDisconnect: return host(dev_.disconnect(op.ep));
       case ReplayOpId::kNotify: return host(dev_.notify(op.ep));
       case ReplayOpId::kModifySrq: return host(dev_.modify_srq(op.numbers[0], op.numbers[1]));
@@ -733,9 +746,16 @@ class Run {
         bool got = wait_event(op.ep, cursor, &st);
         std::string seen = got ? o.events[cursor] : "";
         if (got) ++cursor;
-        // the 3-argument form names the event's status too: "RDMA_CM_EVENT_REJECTED (status 28)"
+        // expect_cm_event's 3-argument form names the event's status: "RDMA_CM_EVENT_REJECTED (status 28)";
+        // get_cm_event's names the first byte of its private data, which must be the device's (0: none)
         std::string expected = op.name;
         if (op.names.size() == 2) expected = fmt::format("{} (status {})", op.name, rej_status_value(op.names[1]));
+        if (id == ReplayOpId::kGetCmEvent && !op.numbers.empty()) {
+          // the data part is compared exactly (none on the device is data 0), the rest as the 2-argument form
+          const int data = op.numbers[0];
+          const bool same_data = !got || event_data(seen) == data;
+          return observe(got, data ? fmt::format("{} (data {})", op.name, data) : op.name, seen, same_data, op.name);
+        }
         return observe(got, expected, seen);
       }
       case ReplayOpId::kExpectSendWc:

@@ -322,6 +322,50 @@ TEST_CASE("explicit CM setup: resolution events are the endpoint's; a connect be
   CHECK(d.observed == "rdma_resolve_route: Invalid argument (errno 22): ACTIVE: address not resolved");
 }
 
+TEST_CASE("CM private data travels on REQ, REP and REJ; get_cm_event(e, ev, d) compares its first byte exactly") {
+  auto exchange = [](const std::string& req, const std::string& want_req, const std::string& rep,
+                     const std::string& want_rep) {
+    return make_ops("holds", {{{"create_qp", {"ACTIVE"}}},
+                              {{"connect", {"ACTIVE", "7", "1", "1", req}}},
+                              {{"get_cm_event", {"PASSIVE", "RDMA_CM_EVENT_CONNECT_REQUEST", want_req}}},
+                              {{"create_qp", {"PASSIVE"}}},
+                              {{"accept", {"PASSIVE", "0", "1", "1", rep}}},
+                              {{"get_cm_event", {"ACTIVE", "RDMA_CM_EVENT_ESTABLISHED", want_rep}}}});
+  };
+  Outcome o = run(exchange("1", "1", "2", "2"));
+  CHECK(o.verdict == Verdict::kNotReproduced);
+  CHECK(o.log[2].observed == "RDMA_CM_EVENT_CONNECT_REQUEST (data 1)");
+  // the REP's data differs from the model's: the active side's ESTABLISHED diverges, though its name matches
+  Outcome d = run(exchange("1", "1", "3", "2"));
+  CHECK(d.verdict == Verdict::kDiverged);
+  CHECK(d.step == 6);
+  CHECK(d.expected == "RDMA_CM_EVENT_ESTABLISHED (data 2)");
+  CHECK(d.observed == "RDMA_CM_EVENT_ESTABLISHED (data 3)");
+  // data where the model says none (0) diverges too; the 2-argument get_cm_event does not look at it
+  CHECK(run(exchange("1", "0", "2", "2")).verdict == Verdict::kDiverged);
+  auto reject = [](const std::string& expect_status, FakeDevice::Transport t) {
+    return run(make_ops("holds", {{{"create_qp", {"ACTIVE"}}},
+                                  {{"connect", {"ACTIVE", "7", "1", "1", "2"}}},
+                                  {{"get_cm_event", {"PASSIVE", "RDMA_CM_EVENT_CONNECT_REQUEST"}}},
+                                  {{"reject", {"PASSIVE", "1"}}},
+                                  {{"expect_cm_event", {"ACTIVE", "RDMA_CM_EVENT_REJECTED", expect_status}}},
+                                  {{"get_cm_event", {"ACTIVE", "RDMA_CM_EVENT_REJECTED", "1"}}}}),
+               t);
+  };
+  Outcome ib = reject("IB_CM_REJ_CONSUMER_DEFINED", FakeDevice::Transport::kIB);
+  CHECK(ib.verdict == Verdict::kNotReproduced);
+  CHECK(ib.log[4].observed == "RDMA_CM_EVENT_REJECTED (status 28) (data 1)");
+  CHECK(reject("ECONNRESET", FakeDevice::Transport::kIWARP).verdict == Verdict::kNotReproduced);
+  // the status is compared: 28 is not siw's -104
+  Outcome iw = reject("IB_CM_REJ_CONSUMER_DEFINED", FakeDevice::Transport::kIWARP);
+  CHECK(iw.verdict == Verdict::kDiverged);
+  CHECK(iw.step == 5);
+  CHECK(iw.expected == "RDMA_CM_EVENT_REJECTED (status 28)");
+  // a status name outside the vocabulary is a plan error naming it
+  CHECK(plan_error(make_ops("holds", {{{"expect_cm_event", {"ACTIVE", "RDMA_CM_EVENT_REJECTED", "EBUSY"}}}}))
+            .find("EBUSY") != std::string::npos);
+}
+
 TEST_CASE("a call the model refuses must fail on the device: siw refuses a connect with no listener, rxe does not") {
   // rdma_connect before the listener exists: the library's connect_refused on iWARP (ECONNREFUSED); on IB the REQ
   // is answered with a REJ instead, so a trace that marks the call refused diverges there.

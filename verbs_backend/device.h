@@ -49,6 +49,7 @@ struct ConnParam {
   int retry_count = 7;
   int initiator_depth = 1;
   int responder_resources = 1;
+  int private_data = 0;  // the first byte of the ULP's private data (0: none is sent)
 };
 
 // ibv_qp_state values (verbs.h), in value order.
@@ -178,14 +179,16 @@ class Device {
   virtual Status dereg_mr(Endpoint e, int mr) = 0;
   virtual Status connect(Endpoint e, const ConnParam& param) = 0;
   virtual Status accept(Endpoint e, const ConnParam& param) = 0;
-  virtual Status reject(Endpoint e) = 0;
+  // rdma_reject; private_data != 0: one byte of private data on the REJ (MPA Reply with the Reject flag).
+  virtual Status reject(Endpoint e, int private_data) = 0;
   virtual Status disconnect(Endpoint e) = 0;
   // rdma_notify(id, IBV_EVENT_COMM_EST) on e's cm_id (rdma_notify.3).
   virtual Status notify(Endpoint e) = 0;
   // ibv_modify_srq with IBV_SRQ_LIMIT = limit (ibv_modify_srq.3: arms IBV_EVENT_SRQ_LIMIT_REACHED; 0 disarms).
   virtual Status modify_srq(int srq, int limit) = 0;
   // Waits up to `timeout` for e's next CM event (acknowledged at once); *event is "RDMA_CM_EVENT_<NAME>", with
-  // " (status N)" when the event carries a nonzero status, or nullopt when the timeout passed first.
+  // " (status N)" when the event carries a nonzero status and " (data N)" when the first byte of the ULP's private
+  // data is nonzero, or nullopt when the timeout passed first.
   virtual Status next_cm_event(Endpoint e, Millis timeout, std::optional<std::string>* event) = 0;
   // Waits up to `timeout` for e's next send (recv) completion; nullopt on timeout. Every status is returned as is,
   // IBV_WC_WR_FLUSH_ERR included: the caller decides.

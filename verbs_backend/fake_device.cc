@@ -382,6 +382,9 @@ void FakeDevice::terminate(Endpoint e) {
   }
 }
 
+// The " (data N)" an event with the ULP's private data carries (Device::next_cm_event); none for 0.
+static std::string data_suffix(int data) { return data ? fmt::format(" (data {})", data) : std::string(); }
+
 Status FakeDevice::connect(Endpoint e, const ConnParam& param) {
   Status st;
   if (injected("rdma_connect", &st)) return st;
@@ -401,7 +404,7 @@ Status FakeDevice::connect(Endpoint e, const ConnParam& param) {
   Side& p = side(e.peer());
   if (p.cm != Cm::kNone) return fail("rdma_connect", EINVAL, e.peer().text() + " exists already");
   p.cm = Cm::kRequested;
-  event(e.peer(), "RDMA_CM_EVENT_CONNECT_REQUEST");
+  event(e.peer(), "RDMA_CM_EVENT_CONNECT_REQUEST" + data_suffix(param.private_data));
   return st;
 }
 
@@ -416,6 +419,7 @@ Status FakeDevice::accept(Endpoint e, const ConnParam& param) {
   }
   s.peer_rnr_retry = param.rnr_retry_count;
   s.rnr_retry = act.peer_rnr_retry;
+  act.rep_data = param.private_data;
   s.state = QpState::kRts;
   s.joined = true;
   s.cm = Cm::kConnected;
@@ -432,20 +436,22 @@ Status FakeDevice::accept(Endpoint e, const ConnParam& param) {
     }
     act.cm = Cm::kConnected;
     act.established = true;
-    event(a, "RDMA_CM_EVENT_ESTABLISHED");
+    event(a, "RDMA_CM_EVENT_ESTABLISHED" + data_suffix(act.rep_data));
   }
   deliver();
   return st;
 }
 
-Status FakeDevice::reject(Endpoint e) {
+Status FakeDevice::reject(Endpoint e, int private_data) {
   Status st;
   if (injected("rdma_reject", &st)) return st;
   Side& s = side(e);
   if (e.side != Ep::kPassive || s.cm != Cm::kRequested) return fail("rdma_reject", EINVAL, "no connection request");
   s.cm = Cm::kIdle;
   side(e.peer()).cm = Cm::kIdle;
-  event(e.peer(), "RDMA_CM_EVENT_REJECTED (status 28)");
+  // IB_CM_REJ_CONSUMER_DEFINED; siw: -ECONNRESET (siw_proc_mpareply)
+  const int status = opt_.transport == Transport::kIB ? 28 : -104;
+  event(e.peer(), fmt::format("RDMA_CM_EVENT_REJECTED (status {}){}", status, data_suffix(private_data)));
   return st;
 }
 
@@ -612,7 +618,7 @@ Status FakeDevice::next_cm_event(Endpoint e, Millis, std::optional<std::string>*
       }
       s.cm = Cm::kConnected;
       s.established = true;
-      s.events.push_back("RDMA_CM_EVENT_ESTABLISHED");
+      s.events.push_back("RDMA_CM_EVENT_ESTABLISHED" + data_suffix(s.rep_data));
       if (!p.established) {
         p.established = true;
         this->event(e.peer(), "RDMA_CM_EVENT_ESTABLISHED");

@@ -99,7 +99,7 @@ class FakeDevice : public Device {
   Status dereg_mr(Endpoint e, int mr) override;
   Status connect(Endpoint e, const ConnParam& param) override;
   Status accept(Endpoint e, const ConnParam& param) override;
-  Status reject(Endpoint e) override;
+  Status reject(Endpoint e, int private_data) override;
   Status disconnect(Endpoint e) override;
   Status notify(Endpoint e) override;
   Status modify_srq(int srq, int limit) override;
@@ -165,6 +165,7 @@ class FakeDevice : public Device {
     int rnr_retry = 7;            // this QP's RNR retry limit
     int peer_rnr_retry = 7;       // the rnr_retry_count this side's conn_param gave the peer's QP
     bool rep_pending = false;     // ACTIVE: a REP waits for the ULP's rdma_get_cm_event
+    int rep_data = 0;             // ACTIVE: the private data of the REP (its first byte), shown with ESTABLISHED
     bool established = false;     // ESTABLISHED queued (once per cm_id)
     bool disconnected = false;    // DISCONNECTED queued (once)
     bool disconnect_sent = false; // IB: this side sent the DREQ and waits for the peer's DREP

@@ -113,6 +113,7 @@ constexpr uint64_t kSendWrBit = uint64_t{1} << 63;
 struct RequestTag {
   std::array<char, 4> magic{'q', 'p', 'c', 'k'};
   uint8_t connection = 0;
+  uint8_t data = 0;       // the ULP's private data (its first byte; ConnParam::private_data)
 };
 
 // A data buffer of an endpoint and its memory region (reg_mr) or type 2 memory window (alloc_mw), released in
@@ -672,6 +673,7 @@ class RdmaDevice : public Device {
     if (!id) return no_id("rdma_connect", e);
     RequestTag tag;
     tag.connection = static_cast<uint8_t>(e.connection);
+    tag.data = static_cast<uint8_t>(p.private_data);
     rdma_conn_param cp = conn_param(p);
     cp.private_data = &tag;
     cp.private_data_len = sizeof tag;
@@ -683,14 +685,20 @@ class RdmaDevice : public Device {
     rdma_cm_id* id = cm_id(e);
     if (e.side != Ep::kPassive || !id) return fail("rdma_accept", EINVAL, e.text() + ": no CONNECT_REQUEST to accept");
     rdma_conn_param cp = conn_param(p);
+    const uint8_t data = static_cast<uint8_t>(p.private_data);
+    if (data) {
+      cp.private_data = &data;
+      cp.private_data_len = 1;
+    }
     if (rdma_accept(id, &cp)) return rdma_fail("rdma_accept");
     return Status::success();
   }
 
-  Status reject(Endpoint e) override {
+  Status reject(Endpoint e, int private_data) override {
     rdma_cm_id* id = cm_id(e);
     if (e.side != Ep::kPassive || !id) return fail("rdma_reject", EINVAL, e.text() + ": no CONNECT_REQUEST to reject");
-    if (rdma_reject(id, nullptr, 0)) return rdma_fail("rdma_reject");
+    const uint8_t data = static_cast<uint8_t>(private_data);
+    if (rdma_reject(id, data ? &data : nullptr, data ? 1 : 0)) return rdma_fail("rdma_reject");
     return Status::success();
   }
 
@@ -1079,10 +1087,12 @@ class RdmaDevice : public Device {
   Status route(rdma_cm_event* ev) {
     std::string name = event_name(ev->event);
     if (ev->status) name += fmt::format(" (status {})", ev->status);
+    const auto* pd = static_cast<const uint8_t*>(ev->param.conn.private_data);
+    const size_t pd_len = ev->param.conn.private_data_len;
     if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
       RequestTag tag;
-      const auto* pd = static_cast<const uint8_t*>(ev->param.conn.private_data);
-      bool tagged = pd && ev->param.conn.private_data_len >= sizeof tag && std::memcmp(pd, tag.magic.data(), 4) == 0;
+      bool tagged = pd && pd_len >= sizeof tag && std::memcmp(pd, tag.magic.data(), 4) == 0;
+      if (tagged && pd[5]) name += fmt::format(" (data {})", pd[5]);
       rdma_cm_id* id = ev->id;
       if (!tagged) {
         rdma_ack_cm_event(ev);
@@ -1115,6 +1125,10 @@ class RdmaDevice : public Device {
     for (auto& [e, ep] : endpoints_) {
       if (ep.id.get() == ev->id) target = &ep;
     }
+    // the REP's (ESTABLISHED at the active side) and a REJ's private data; IB delivers the whole field, zero-filled
+    const bool with_data = ev->event == RDMA_CM_EVENT_ESTABLISHED || ev->event == RDMA_CM_EVENT_REJECTED ||
+                           ev->event == RDMA_CM_EVENT_CONNECT_RESPONSE;
+    if (with_data && pd && pd_len >= 1 && pd[0]) name += fmt::format(" (data {})", pd[0]);
     if (rdma_ack_cm_event(ev)) return rdma_fail("rdma_ack_cm_event");
     if (target) target->pending.push_back(name);  // else the listener's own event (none is predicted)
     return Status::success();

@@ -79,7 +79,7 @@ using lang::ReplayArg;
 constexpr int op(ReplayOpId id) { return static_cast<int>(id); }
 constexpr ReplayOpId op_id(const lang::ReplayOpSpec& spec) { return static_cast<ReplayOpId>(spec.id); }
 
-inline constexpr std::array<lang::ReplayOpSpec, 59> kReplayOps{{
+inline constexpr std::array<lang::ReplayOpSpec, 63> kReplayOps{{
     // connection manager (librdmacm)
     {"create_id", op(ReplayOpId::kCreateId), true, {ReplayArg::kEndpoint}, 1,
      "rdma_create_id for an active endpoint (without it, the conductor creates and resolves every active endpoint "
@@ -98,18 +98,29 @@ inline constexpr std::array<lang::ReplayOpSpec, 59> kReplayOps{{
     {"connect", op(ReplayOpId::kConnect), true,
      {ReplayArg::kEndpoint, ReplayArg::kRetry, ReplayArg::kDepth, ReplayArg::kDepth}, 4,
      "rdma_connect with conn_param rnr_retry_count, initiator_depth, responder_resources"},
+    {"connect", op(ReplayOpId::kConnect), true,
+     {ReplayArg::kEndpoint, ReplayArg::kRetry, ReplayArg::kDepth, ReplayArg::kDepth, ReplayArg::kPrivateData}, 5,
+     "rdma_connect with those and private data whose first byte is DATA"},
     {"accept", op(ReplayOpId::kAccept), true, {ReplayArg::kEndpoint, ReplayArg::kRetry}, 2,
      "rdma_accept with conn_param rnr_retry_count (first library)"},
     {"accept", op(ReplayOpId::kAccept), true,
      {ReplayArg::kEndpoint, ReplayArg::kRetry, ReplayArg::kDepth, ReplayArg::kDepth}, 4,
      "rdma_accept with conn_param rnr_retry_count, initiator_depth, responder_resources"},
+    {"accept", op(ReplayOpId::kAccept), true,
+     {ReplayArg::kEndpoint, ReplayArg::kRetry, ReplayArg::kDepth, ReplayArg::kDepth, ReplayArg::kPrivateData}, 5,
+     "rdma_accept with those and private data whose first byte is DATA"},
     {"reject", op(ReplayOpId::kReject), true, {ReplayArg::kEndpoint}, 1, "rdma_reject"},
+    {"reject", op(ReplayOpId::kReject), true, {ReplayArg::kEndpoint, ReplayArg::kPrivateData}, 2,
+     "rdma_reject with private data whose first byte is DATA"},
     {"disconnect", op(ReplayOpId::kDisconnect), true, {ReplayArg::kEndpoint}, 1, "rdma_disconnect"},
     {"destroy_qp", op(ReplayOpId::kDestroyQp), true, {ReplayArg::kEndpoint}, 1,
      "rdma_destroy_qp (a cm_id's QP) or ibv_destroy_qp (a plain-verbs QP)"},
     {"destroy_id", op(ReplayOpId::kDestroyId), true, {ReplayArg::kEndpoint}, 1, "rdma_destroy_id"},
     {"get_cm_event", op(ReplayOpId::kGetCmEvent), true, {ReplayArg::kEndpoint, ReplayArg::kCmEvent}, 2,
      "the ULP retrieves the endpoint's next CM event, which must be EVENT (rdma_get_cm_event + rdma_ack_cm_event)"},
+    {"get_cm_event", op(ReplayOpId::kGetCmEvent), true,
+     {ReplayArg::kEndpoint, ReplayArg::kCmEvent, ReplayArg::kPrivateData}, 3,
+     "the same, and the first byte of its private data (event->param.conn.private_data) must be DATA (none: 0)"},
     {"notify", op(ReplayOpId::kNotify), true, {ReplayArg::kEndpoint}, 1,
      "rdma_notify(id, IBV_EVENT_COMM_EST): the passive cm_id is established now (rdma_notify.3)"},
     // verbs (libibverbs)
