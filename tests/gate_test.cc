@@ -84,11 +84,11 @@ TEST_CASE("gate over spec/: every shipped expectation holds, with exact verdicts
   CHECK(s["schema"] == "qpcheck.gate");
   CHECK(s["verdict"] == "pass");
   CHECK(s["counts"]["specs"] == 23);
-  CHECK(s["counts"]["configurations"] == 81);
-  CHECK(s["counts"]["checks"] == 1478);
-  CHECK(s["counts"]["as_expected"] == 1478);
+  CHECK(s["counts"]["configurations"] == 85);
+  CHECK(s["counts"]["checks"] == 1554);
+  CHECK(s["counts"]["as_expected"] == 1554);
   CHECK(s["counts"]["new_violations"] == 0);
-  CHECK(s["counts"]["vacuous"] == 355);
+  CHECK(s["counts"]["vacuous"] == 375);
 
   // A liveness property is a check like the others: its expectation, its lasso (prefix and cycle) as the
   // counterexample, its fairness; and where it holds, no counterexample.
@@ -302,7 +302,7 @@ TEST_CASE("JUnit validates against tests/schemas/junit.xsd and SARIF against the
   CHECK(sh(validate + (dir / "broken.sarif").string() + " 2>/dev/null") != 0);
 
   // JUnit: one testcase per spec x configuration x property; the counterexample in the failure text.
-  CHECK(xml.find("tests=\"1484\" failures=\"2\" errors=\"0\" skipped=\"0\"") != std::string::npos);
+  CHECK(xml.find("tests=\"1560\" failures=\"2\" errors=\"0\" skipped=\"0\"") != std::string::npos);
   CHECK(xml.find("<failure message=\"new violation of small (1 step); expected to hold\" type=\"new-violation\">") !=
         std::string::npos);
   // SARIF: the seed violation at the invariant's line, its 10 steps as a code flow through the spec's lines.
