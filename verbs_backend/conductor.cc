@@ -99,7 +99,8 @@ PlannedOp plan_op(const trace::ReplayStep& r, const std::string& where) {
       case ReplayArg::kLimit: op.numbers.push_back(parse_int(a, 0, 65535, at)); break;
       case ReplayArg::kMr: op.numbers.push_back(parse_int(a, 0, kMaxMrs - 1, at)); break;
       case ReplayArg::kCq: op.numbers.push_back(parse_int(a, 0, kMaxSharedCqs - 1, at)); break;
-      case ReplayArg::kPrivateData: op.numbers.push_back(parse_int(a, 0, 255, at)); break;
+      case ReplayArg::kPrivateData:
+      case ReplayArg::kPrivateDataLen: op.numbers.push_back(parse_int(a, 0, 255, at)); break;
       case ReplayArg::kAsyncEvent: name(known(ReplayArg::kAsyncEvent), "an IBV_EVENT_* async event"); break;
       case ReplayArg::kCmEvent: name(known(ReplayArg::kCmEvent), "an RDMA_CM_EVENT_* name"); break;
       case ReplayArg::kWcStatus: name(known(ReplayArg::kWcStatus), "an IBV_WC_* status"); break;
@@ -140,7 +141,8 @@ std::string PlannedOp::text() const {
       case ReplayArg::kLimit:
       case ReplayArg::kMr:
       case ReplayArg::kCq:
-      case ReplayArg::kPrivateData: out += std::to_string(numbers.at(n++)); break;
+      case ReplayArg::kPrivateData:
+      case ReplayArg::kPrivateDataLen: out += std::to_string(numbers.at(n++)); break;
       default: out += names.at(s++); break;
     }
   }
@@ -720,10 +722,12 @@ class Run {
           cp.initiator_depth = op.numbers[1];
           cp.responder_resources = op.numbers[2];
         }
-        if (op.numbers.size() == 4) cp.private_data = op.numbers[3];
+        if (op.numbers.size() >= 4) cp.private_data = op.numbers[3];
+        if (op.numbers.size() == 5) cp.private_data_len = op.numbers[4];
         return host(id == ReplayOpId::kConnect ? dev_.connect(op.ep, cp) : dev_.accept(op.ep, cp));
       }
-      case ReplayOpId::kReject: return host(dev_.reject(op.ep, op.numbers.empty() ? 0 : op.numbers[0]));
+      case ReplayOpId::kReject:
+        return host(dev_.reject(op.ep, op.numbers.empty() ? 0 : op.numbers[0], op.numbers.size() == 2 ? op.numbers[1] : 0));
       case ReplayOpId::kDisconnect: return host(dev_.disconnect(op.ep));
       case ReplayOpId::kNotify: return host(dev_.notify(op.ep));
       case ReplayOpId::kModifySrq: return host(dev_.modify_srq(op.numbers[0], op.numbers[1]));

@@ -366,6 +366,49 @@ TEST_CASE("CM private data travels on REQ, REP and REJ; get_cm_event(e, ev, d) c
             .find("EBUSY") != std::string::npos);
 }
 
+TEST_CASE("private_data_len: IB's CM carries 56 / 196 / 148 bytes on REQ / REP / REJ; iWARP takes more") {
+  auto connect = [](const std::string& len, FakeDevice::Transport t, bool last_fails) {
+    std::vector<std::vector<trace::ReplayStep>> ops = {
+        {{"create_qp", {"ACTIVE"}}},
+        {{"connect", {"ACTIVE", "7", "1", "1", "1", len}}},
+        {{"get_cm_event", {"PASSIVE", "RDMA_CM_EVENT_CONNECT_REQUEST", "1"}}}};
+    if (last_fails) ops.pop_back();  // the violation is the connect itself
+    return run(make_ops(last_fails ? "violated" : "holds", ops, last_fails), t);
+  };
+  CHECK(connect("56", FakeDevice::Transport::kIB, false).verdict == Verdict::kNotReproduced);
+  // one byte more: rdma_connect fails (cm_validate_req_param), which reproduces the model's no_illegal_cm_call
+  Outcome req = connect("57", FakeDevice::Transport::kIB, true);
+  CHECK(req.verdict == Verdict::kReproduced);
+  CHECK(req.step == 2);
+  CHECK(req.observed == "rdma_connect: Invalid argument (errno 22): 57 bytes of private data on a REQ");
+  // on iWARP the same call works: a trace that calls it illegal is not reproduced there
+  CHECK(connect("57", FakeDevice::Transport::kIWARP, true).verdict == Verdict::kNotReproduced);
+  CHECK(connect("255", FakeDevice::Transport::kIWARP, false).verdict == Verdict::kNotReproduced);
+  auto answer = [](const std::string& op, const std::string& len, bool last_fails) {
+    std::vector<trace::ReplayStep> last =
+        op == "accept" ? std::vector<trace::ReplayStep>{{"accept", {"PASSIVE", "0", "1", "1", "2", len}}}
+                       : std::vector<trace::ReplayStep>{{"reject", {"PASSIVE", "2", len}}};
+    std::vector<std::vector<trace::ReplayStep>> ops = {
+        {{"create_qp", {"ACTIVE"}}},
+        {{"connect", {"ACTIVE", "7", "1", "1", "1"}}},
+        {{"get_cm_event", {"PASSIVE", "RDMA_CM_EVENT_CONNECT_REQUEST", "1"}}},
+        {{"create_qp", {"PASSIVE"}}},
+        last};
+    // the answer's data reaches the active side
+    if (!last_fails && op == "reject") ops.push_back({{"get_cm_event", {"ACTIVE", "RDMA_CM_EVENT_REJECTED", "2"}}});
+    if (!last_fails && op == "accept") ops.push_back({{"get_cm_event", {"ACTIVE", "RDMA_CM_EVENT_ESTABLISHED", "2"}}});
+    return run(make_ops(last_fails ? "violated" : "holds", ops, last_fails));
+  };
+  CHECK(answer("accept", "196", false).verdict == Verdict::kNotReproduced);
+  CHECK(answer("accept", "197", true).verdict == Verdict::kReproduced);
+  CHECK(answer("reject", "148", false).verdict == Verdict::kNotReproduced);
+  Outcome rej = answer("reject", "149", true);
+  CHECK(rej.verdict == Verdict::kReproduced);
+  CHECK(rej.observed == "rdma_reject: Invalid argument (errno 22): 149 bytes of private data on a REJ");
+  // a length outside 0..255 is a plan error
+  CHECK(plan_error(make_ops("holds", {{{"reject", {"PASSIVE", "1", "256"}}}})).find("256") != std::string::npos);
+}
+
 TEST_CASE("a call the model refuses must fail on the device: siw refuses a connect with no listener, rxe does not") {
   // rdma_connect before the listener exists: the library's connect_refused on iWARP (ECONNREFUSED); on IB the REQ
   // is answered with a REJ instead, so a trace that marks the call refused diverges there.

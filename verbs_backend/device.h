@@ -50,6 +50,10 @@ struct ConnParam {
   int initiator_depth = 1;
   int responder_resources = 1;
   int private_data = 0;  // the first byte of the ULP's private data (0: none is sent)
+  // How many bytes of private data the ULP passes (private_data_len, 0..255; 0: as private_data needs, none or one
+  // byte). The CM's limits (IB: 56 on a REQ after the rdma_cm header, 196 on a REP, 148 on a REJ) are the device's to
+  // enforce: rdma_connect / rdma_accept / rdma_reject fail with EINVAL beyond them.
+  int private_data_len = 0;
 };
 
 // ibv_qp_state values (verbs.h), in value order.
@@ -179,8 +183,9 @@ class Device {
   virtual Status dereg_mr(Endpoint e, int mr) = 0;
   virtual Status connect(Endpoint e, const ConnParam& param) = 0;
   virtual Status accept(Endpoint e, const ConnParam& param) = 0;
-  // rdma_reject; private_data != 0: one byte of private data on the REJ (MPA Reply with the Reject flag).
-  virtual Status reject(Endpoint e, int private_data) = 0;
+  // rdma_reject with private data on the REJ (MPA Reply with the Reject flag): `length` bytes (0: one byte when
+  // private_data != 0, else none), the first one private_data.
+  virtual Status reject(Endpoint e, int private_data, int length) = 0;
   virtual Status disconnect(Endpoint e) = 0;
   // rdma_notify(id, IBV_EVENT_COMM_EST) on e's cm_id (rdma_notify.3).
   virtual Status notify(Endpoint e) = 0;

@@ -385,6 +385,14 @@ void FakeDevice::terminate(Endpoint e) {
 // The " (data N)" an event with the ULP's private data carries (Device::next_cm_event); none for 0.
 static std::string data_suffix(int data) { return data ? fmt::format(" (data {})", data) : std::string(); }
 
+// IB: the most private data a ULP may pass with a REQ (92 bytes less the rdma_cm header of 36: cma_user_data_offset),
+// a REP and a REJ (ib_cm.h IB_CM_*_PRIVATE_DATA_SIZE; cm.c cm_validate_req_param, ib_send_cm_rep, ib_send_cm_rej:
+// EINVAL beyond). iWARP carries up to 512 bytes in an MPA frame (siw_connect, MPA_MAX_PRIVDATA): more than the 255 a
+// conn_param can name.
+constexpr int kIbReqPrivateData = 56;
+constexpr int kIbRepPrivateData = 196;
+constexpr int kIbRejPrivateData = 148;
+
 Status FakeDevice::connect(Endpoint e, const ConnParam& param) {
   Status st;
   if (injected("rdma_connect", &st)) return st;
@@ -392,6 +400,9 @@ Status FakeDevice::connect(Endpoint e, const ConnParam& param) {
   if (e.side != Ep::kActive) return fail("rdma_connect", EINVAL, "only an ACTIVE cm_id connects");
   if (s.cm != Cm::kRoute) return fail("rdma_connect", EINVAL, e.text() + ": route not resolved");
   if (s.qp && s.state != QpState::kInit) return fail("rdma_connect", EINVAL, "the QP is not in INIT");
+  if (opt_.transport == Transport::kIB && param.private_data_len > kIbReqPrivateData) {
+    return fail("rdma_connect", EINVAL, fmt::format("{} bytes of private data on a REQ", param.private_data_len));
+  }
   s.cm = Cm::kConnecting;
   s.peer_rnr_retry = param.rnr_retry_count;
   if (!listening_) {
@@ -416,6 +427,14 @@ Status FakeDevice::accept(Endpoint e, const ConnParam& param) {
   Side& act = side(a);
   if (e.side != Ep::kPassive || s.cm != Cm::kRequested || !s.qp || s.state != QpState::kInit) {
     return fail("rdma_accept", EINVAL, "no passive QP in INIT with a CONNECT_REQUEST");
+  }
+  if (opt_.transport == Transport::kIB && param.private_data_len > kIbRepPrivateData) {
+    // cma.c rdma_accept, label reject: the QP to ERR and a consumer REJ (28) without data
+    to_err(e);
+    s.cm = Cm::kIdle;
+    act.cm = Cm::kIdle;
+    event(a, "RDMA_CM_EVENT_REJECTED (status 28)");
+    return fail("rdma_accept", EINVAL, fmt::format("{} bytes of private data on a REP", param.private_data_len));
   }
   s.peer_rnr_retry = param.rnr_retry_count;
   s.rnr_retry = act.peer_rnr_retry;
@@ -442,11 +461,14 @@ Status FakeDevice::accept(Endpoint e, const ConnParam& param) {
   return st;
 }
 
-Status FakeDevice::reject(Endpoint e, int private_data) {
+Status FakeDevice::reject(Endpoint e, int private_data, int length) {
   Status st;
   if (injected("rdma_reject", &st)) return st;
   Side& s = side(e);
   if (e.side != Ep::kPassive || s.cm != Cm::kRequested) return fail("rdma_reject", EINVAL, "no connection request");
+  if (opt_.transport == Transport::kIB && length > kIbRejPrivateData) {
+    return fail("rdma_reject", EINVAL, fmt::format("{} bytes of private data on a REJ", length));
+  }
   s.cm = Cm::kIdle;
   side(e.peer()).cm = Cm::kIdle;
   // IB_CM_REJ_CONSUMER_DEFINED; siw: -ECONNRESET (siw_proc_mpareply)

@@ -99,7 +99,7 @@ class FakeDevice : public Device {
   Status dereg_mr(Endpoint e, int mr) override;
   Status connect(Endpoint e, const ConnParam& param) override;
   Status accept(Endpoint e, const ConnParam& param) override;
-  Status reject(Endpoint e, int private_data) override;
+  Status reject(Endpoint e, int private_data, int length) override;
   Status disconnect(Endpoint e) override;
   Status notify(Endpoint e) override;
   Status modify_srq(int srq, int limit) override;

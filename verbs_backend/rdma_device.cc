@@ -116,6 +116,13 @@ struct RequestTag {
   uint8_t data = 0;       // the ULP's private data (its first byte; ConnParam::private_data)
 };
 
+// The private data a ULP passes: `length` bytes (0: one when first != 0, else none), the first one `first`, zeros after.
+static std::vector<uint8_t> ulp_private_data(int first, int length) {
+  std::vector<uint8_t> data(static_cast<size_t>(length > 0 ? length : first != 0 ? 1 : 0));
+  if (!data.empty()) data[0] = static_cast<uint8_t>(first);
+  return data;
+}
+
 // A data buffer of an endpoint and its memory region (reg_mr) or type 2 memory window (alloc_mw), released in
 // reverse: the window, its MR, the buffer.
 struct DataMr {
@@ -674,9 +681,12 @@ class RdmaDevice : public Device {
     RequestTag tag;
     tag.connection = static_cast<uint8_t>(e.connection);
     tag.data = static_cast<uint8_t>(p.private_data);
+    // The tag, then zeros up to the ULP's length (a shorter one still carries the whole tag).
+    std::vector<uint8_t> data(std::max<size_t>(sizeof tag, static_cast<size_t>(p.private_data_len)));
+    std::memcpy(data.data(), &tag, sizeof tag);
     rdma_conn_param cp = conn_param(p);
-    cp.private_data = &tag;
-    cp.private_data_len = sizeof tag;
+    cp.private_data = data.data();
+    cp.private_data_len = static_cast<uint8_t>(data.size());
     if (rdma_connect(id, &cp)) return rdma_fail("rdma_connect");
     return Status::success();
   }
@@ -685,20 +695,22 @@ class RdmaDevice : public Device {
     rdma_cm_id* id = cm_id(e);
     if (e.side != Ep::kPassive || !id) return fail("rdma_accept", EINVAL, e.text() + ": no CONNECT_REQUEST to accept");
     rdma_conn_param cp = conn_param(p);
-    const uint8_t data = static_cast<uint8_t>(p.private_data);
-    if (data) {
-      cp.private_data = &data;
-      cp.private_data_len = 1;
+    const std::vector<uint8_t> data = ulp_private_data(p.private_data, p.private_data_len);
+    if (!data.empty()) {
+      cp.private_data = data.data();
+      cp.private_data_len = static_cast<uint8_t>(data.size());
     }
     if (rdma_accept(id, &cp)) return rdma_fail("rdma_accept");
     return Status::success();
   }
 
-  Status reject(Endpoint e, int private_data) override {
+  Status reject(Endpoint e, int private_data, int length) override {
     rdma_cm_id* id = cm_id(e);
     if (e.side != Ep::kPassive || !id) return fail("rdma_reject", EINVAL, e.text() + ": no CONNECT_REQUEST to reject");
-    const uint8_t data = static_cast<uint8_t>(private_data);
-    if (rdma_reject(id, data ? &data : nullptr, data ? 1 : 0)) return rdma_fail("rdma_reject");
+    const std::vector<uint8_t> data = ulp_private_data(private_data, length);
+    if (rdma_reject(id, data.empty() ? nullptr : data.data(), static_cast<uint8_t>(data.size()))) {
+      return rdma_fail("rdma_reject");
+    }
     return Status::success();
   }
 

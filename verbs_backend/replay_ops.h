@@ -79,7 +79,7 @@ using lang::ReplayArg;
 constexpr int op(ReplayOpId id) { return static_cast<int>(id); }
 constexpr ReplayOpId op_id(const lang::ReplayOpSpec& spec) { return static_cast<ReplayOpId>(spec.id); }
 
-inline constexpr std::array<lang::ReplayOpSpec, 63> kReplayOps{{
+inline constexpr std::array<lang::ReplayOpSpec, 66> kReplayOps{{
     // connection manager (librdmacm)
     {"create_id", op(ReplayOpId::kCreateId), true, {ReplayArg::kEndpoint}, 1,
      "rdma_create_id for an active endpoint (without it, the conductor creates and resolves every active endpoint "
@@ -101,6 +101,10 @@ inline constexpr std::array<lang::ReplayOpSpec, 63> kReplayOps{{
     {"connect", op(ReplayOpId::kConnect), true,
      {ReplayArg::kEndpoint, ReplayArg::kRetry, ReplayArg::kDepth, ReplayArg::kDepth, ReplayArg::kPrivateData}, 5,
      "rdma_connect with those and private data whose first byte is DATA"},
+    {"connect", op(ReplayOpId::kConnect), true,
+     {ReplayArg::kEndpoint, ReplayArg::kRetry, ReplayArg::kDepth, ReplayArg::kDepth, ReplayArg::kPrivateData,
+      ReplayArg::kPrivateDataLen}, 6,
+     "the same with private_data_len LEN (bytes; the device refuses what its CM cannot carry)"},
     {"accept", op(ReplayOpId::kAccept), true, {ReplayArg::kEndpoint, ReplayArg::kRetry}, 2,
      "rdma_accept with conn_param rnr_retry_count (first library)"},
     {"accept", op(ReplayOpId::kAccept), true,
@@ -109,9 +113,16 @@ inline constexpr std::array<lang::ReplayOpSpec, 63> kReplayOps{{
     {"accept", op(ReplayOpId::kAccept), true,
      {ReplayArg::kEndpoint, ReplayArg::kRetry, ReplayArg::kDepth, ReplayArg::kDepth, ReplayArg::kPrivateData}, 5,
      "rdma_accept with those and private data whose first byte is DATA"},
+    {"accept", op(ReplayOpId::kAccept), true,
+     {ReplayArg::kEndpoint, ReplayArg::kRetry, ReplayArg::kDepth, ReplayArg::kDepth, ReplayArg::kPrivateData,
+      ReplayArg::kPrivateDataLen}, 6,
+     "the same with private_data_len LEN (bytes)"},
     {"reject", op(ReplayOpId::kReject), true, {ReplayArg::kEndpoint}, 1, "rdma_reject"},
     {"reject", op(ReplayOpId::kReject), true, {ReplayArg::kEndpoint, ReplayArg::kPrivateData}, 2,
      "rdma_reject with private data whose first byte is DATA"},
+    {"reject", op(ReplayOpId::kReject), true,
+     {ReplayArg::kEndpoint, ReplayArg::kPrivateData, ReplayArg::kPrivateDataLen}, 3,
+     "the same with private_data_len LEN (bytes)"},
     {"disconnect", op(ReplayOpId::kDisconnect), true, {ReplayArg::kEndpoint}, 1, "rdma_disconnect"},
     {"destroy_qp", op(ReplayOpId::kDestroyQp), true, {ReplayArg::kEndpoint}, 1,
      "rdma_destroy_qp (a cm_id's QP) or ibv_destroy_qp (a plain-verbs QP)"},

@@ -131,6 +131,7 @@ model::ReplayOp check_replay_clause(const ReplayCall& c, const ReplayVocabulary&
       case ReplayArg::kMr: integer(0, 15, "a memory region of an endpoint"); break;
       case ReplayArg::kCq: integer(0, 15, "a shared completion queue"); break;
       case ReplayArg::kPrivateData: integer(0, 255, "the first byte of CM private data"); break;
+      case ReplayArg::kPrivateDataLen: integer(0, 255, "a length of CM private data (bytes)"); break;
       case ReplayArg::kCmEvent:
         if (t->kind != TypeKind::kEnum) {
           error(c.args[i]->span, fmt::format("argument {} of '{}' is a CM event: expected an enum, found {}", i + 1,

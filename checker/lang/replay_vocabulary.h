@@ -29,6 +29,7 @@ enum class ReplayArg {
   kCq,        // an integer 0..15 (a shared CQ of the spec: one completion queue that several QPs use)
   kRejStatus,  // an enum value, one of ReplayVocabulary::rej_statuses (the status of an RDMA_CM_EVENT_REJECTED)
   kPrivateData,  // an integer 0..255 (the first byte of a ULP's CM private data; 0: none)
+  kPrivateDataLen,  // an integer 0..255 (private_data_len: how many bytes of CM private data a ULP passes)
 };
 
 // The prefix the trace writer puts before an enum constant of this kind ("" for none: the IBV_* names, which carry

@@ -176,7 +176,7 @@ TEST_CASE("typecheck: replay clauses are checked against the vocabulary") {
             "test.qpspec:5:22: error: unknown replay operation 'teleport' (known: create_id, resolve_addr, resolve_route, "
             "listen, create_qp,", 0) == 0);
   CHECK(e("proc p(e: Ep) replay connect(e, r, 1) { skip; }") ==
-        "test.qpspec:5:22: error: replay operation 'connect' takes 2 or 4 or 5 arguments, found 3");
+        "test.qpspec:5:22: error: replay operation 'connect' takes 2 or 4 or 5 or 6 arguments, found 3");
   CHECK(e("proc p(e: Ep) replay post_recv(e) { skip; }") ==
         "test.qpspec:5:22: error: replay operation 'post_recv' takes 2 arguments, found 1");
   CHECK(e("proc p(e: Ep) replay connect(e, 9) { skip; }") ==
