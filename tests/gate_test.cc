@@ -85,8 +85,8 @@ TEST_CASE("gate over spec/: every shipped expectation holds, with exact verdicts
   CHECK(s["verdict"] == "pass");
   CHECK(s["counts"]["specs"] == 23);
   CHECK(s["counts"]["configurations"] == 85);
-  CHECK(s["counts"]["checks"] == 1554);
-  CHECK(s["counts"]["as_expected"] == 1554);
+  CHECK(s["counts"]["checks"] == 1639);
+  CHECK(s["counts"]["as_expected"] == 1639);
   CHECK(s["counts"]["new_violations"] == 0);
   CHECK(s["counts"]["vacuous"] == 375);
 
@@ -214,7 +214,7 @@ TEST_CASE("unexpected outcomes fail the gate: a new violation and a violation th
   CHECK(lim.rc == 2);
   json l = json::parse(lim.out);
   CHECK(l["verdict"] == "inconclusive");
-  CHECK(l["counts"]["inconclusive"] == 72);
+  CHECK(l["counts"]["inconclusive"] == 76);
   CHECK(config(l, "spec/03_patch_passive_first_ib.qpspec", "transport=IB connect_rnr_retry=0")["limit"] == "max-states");
 }
 
@@ -302,7 +302,7 @@ TEST_CASE("JUnit validates against tests/schemas/junit.xsd and SARIF against the
   CHECK(sh(validate + (dir / "broken.sarif").string() + " 2>/dev/null") != 0);
 
   // JUnit: one testcase per spec x configuration x property; the counterexample in the failure text.
-  CHECK(xml.find("tests=\"1560\" failures=\"2\" errors=\"0\" skipped=\"0\"") != std::string::npos);
+  CHECK(xml.find("tests=\"1645\" failures=\"2\" errors=\"0\" skipped=\"0\"") != std::string::npos);
   CHECK(xml.find("<failure message=\"new violation of small (1 step); expected to hold\" type=\"new-violation\">") !=
         std::string::npos);
   // SARIF: the seed violation at the invariant's line, its 10 steps as a code flow through the spec's lines.
@@ -520,7 +520,7 @@ TEST_CASE("diff: today vs the 2021 patch (passive-first) reports exactly the ver
   // "params" is an object of every parameter, as in the gate's JSON summary (version 1 wrote a string).
   CHECK(d["changes"][0]["params"]["transport"] == "IB");
   CHECK(d["changes"][0]["params"]["connect_rnr_retry"] == "7");
-  CHECK(d["changes"][0]["params"].size() == 52);  // every parameter of library v3.5
+  CHECK(d["changes"][0]["params"].size() == 53);  // every parameter of library v3.5
   // Shared configurations (every parameter equal): IB and iWARP with LEGACY creation and connect_rnr_retry 7.
   std::vector<std::string> changes;
   for (const json& c : d["changes"]) {
@@ -535,7 +535,7 @@ TEST_CASE("diff: today vs the 2021 patch (passive-first) reports exactly the ver
                        "transport=IWARP connect_rnr_retry=7 passive_send_after_peer_recv holds->violated",
                        "transport=IWARP connect_rnr_retry=7 deadlock holds->violated",
                    });
-  CHECK(d["unchanged"] == 30);
+  CHECK(d["unchanged"] == 32);
   CHECK(d["only_in_old"].size() == 2);
   CHECK(d["only_in_new"].size() == 2);
 
@@ -544,7 +544,7 @@ TEST_CASE("diff: today vs the 2021 patch (passive-first) reports exactly the ver
   o.format = cli::Format::kText;
   std::ostringstream o2, e2;
   CHECK(cli::run_diff(o, o2, e2) == 0);
-  CHECK(o2.str().find("No verdict changes (72 property verdicts compared).") != std::string::npos);
+  CHECK(o2.str().find("No verdict changes (76 property verdicts compared).") != std::string::npos);
 }
 
 }  // namespace
