@@ -4,8 +4,13 @@
 
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <utility>
 
 #include <unistd.h>
+
+#include "checker/lang/typecheck.h"
+#include "verbs_backend/replay_ops.h"
 
 namespace qpcheck::frontend {
 namespace {
@@ -81,6 +86,60 @@ TEST_CASE("frontend: --param strings split at the first '=' and a malformed one 
         lang::ParamOverrides{{"a", "1"}, {"rdma::b", "x=y"}});
   CHECK_THROWS_WITH_AS(parse_param_assignments({"a=1", "b"}), "--param b: expected NAME=VALUE", lang::UsageError);
   CHECK_THROWS_WITH_AS(parse_param_assignments({"=3"}), "--param =3: expected NAME=VALUE", lang::UsageError);
+}
+
+// The rendered value of the param `target` in a compilation, or "" when it has none.
+std::string rendered(const lang::Compiled& c, const std::string& target) {
+  for (const auto& [name, value] : c.model->params) {
+    if (name == target) return value;
+  }
+  return "";
+}
+
+// What a compilation with one override makes of it: the param it set and that param's value, or the usage error.
+template <typename Check>
+std::pair<std::string, std::string> resolved(Check check, const Spec& spec, const std::string& param,
+                                             const std::string& value) {
+  try {
+    lang::Compiled c = check(spec.program(), spec.sources(), lang::ParamOverrides{{param, value}},
+                             verbs::replay_vocabulary());
+    return {c.param_targets.at(0), rendered(c, c.param_targets.at(0))};
+  } catch (const lang::UsageError& e) {
+    return {"usage error", e.what()};
+  }
+}
+
+TEST_CASE("frontend: a matrix value resolves the same with the params-only check as with the whole check") {
+  // resolve_matrix renders each value with lang::typecheck_params; over every shipped spec's matrix, and values
+  // a matrix may get wrong (out of range, not a constant of the type, an unknown or qualified name), both checks
+  // must give the same param, rendering and error.
+  int compared = 0;
+  for (const auto& entry : fs::directory_iterator("spec")) {
+    if (entry.path().extension() != ".qpspec") continue;
+    Spec spec;
+    spec.read(entry.path().string(), lang::default_search_path({}));
+    for (const lang::Decl* d : spec.program().decls) {
+      if (d->kind != lang::DeclKind::kMatrix || d->span.file != spec.program().main_file) continue;
+      for (const lang::ParamValues& pv : d->values) {
+        const std::string name = pv.param.module.empty() ? pv.param.name : pv.param.module + "::" + pv.param.name;
+        std::vector<std::string> values;
+        for (const lang::Ident& v : pv.values) values.push_back(v.name);
+        for (const std::string bad : {"99", "-1", "NO_SUCH_VALUE", "true"}) values.push_back(bad);
+        for (const std::string& v : values) {
+          INFO(entry.path().string(), ": ", name, " = ", v);
+          CHECK(resolved(lang::typecheck_params, spec, name, v) == resolved(lang::typecheck, spec, name, v));
+          ++compared;
+        }
+      }
+    }
+  }
+  CHECK(compared > 100);
+  Spec spec;
+  spec.read("spec/01_linux_today.qpspec", lang::default_search_path({}));
+  CHECK(resolved(lang::typecheck_params, spec, "no_such_param", "1") ==
+        std::pair<std::string, std::string>{"usage error", resolved(lang::typecheck, spec, "no_such_param", "1").second});
+  CHECK(resolved(lang::typecheck_params, spec, "rdma::transport", "IWARP") ==
+        std::pair<std::string, std::string>{"transport", "IWARP"});
 }
 
 }  // namespace

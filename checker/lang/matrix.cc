@@ -51,12 +51,14 @@ Matrix resolve_matrix(const Program& program, const SourceManager& sources, cons
   auto written = [](const Ident& id) { return id.module.empty() ? id.name : id.module + "::" + id.name; };
   // The param a row or selector names (as the model shows it: "max_recv", or "rdma::max_recv" when two files
   // declare one by that name) and the value, rendered: the program is compiled with it.
+  std::map<std::pair<std::string, std::string>, std::pair<std::string, std::string>> resolved;  // (param, value) as written
   auto resolve_value = [&](const Ident& param, const Ident& value) -> std::pair<std::string, std::string> {
+    if (auto it = resolved.find({written(param), value.name}); it != resolved.end()) return it->second;
     try {
-      Compiled c = typecheck(program, sources, ParamOverrides{{written(param), value.name}}, replay);
+      Compiled c = typecheck_params(program, sources, ParamOverrides{{written(param), value.name}}, replay);
       const std::string& shown = c.param_targets.at(0);
       for (const auto& [name, rendered] : c.model->params) {
-        if (name == shown) return {shown, rendered};
+        if (name == shown) return resolved[{written(param), value.name}] = {shown, rendered};
       }
     } catch (const UsageError& e) {
       std::string why = e.what();

@@ -22,7 +22,26 @@ Compiled Checker::run(const Program& program) {
   collect_property_choices(program);
   collect_type_overrides(program);
   collect_symmetry(program);
-  for (const Decl* d : program.decls) declare(d);
+  for (const Decl* d : program.decls) {
+    if (params_only_ && (d->kind == DeclKind::kProc || d->kind == DeclKind::kProcess || d->kind == DeclKind::kRule ||
+                         d->kind == DeclKind::kLiveness || d->kind == DeclKind::kFair ||
+                         d->kind == DeclKind::kInvariant || d->kind == DeclKind::kFn || d->kind == DeclKind::kVar)) {
+      continue;
+    }
+    declare(d);
+  }
+  if (params_only_) {
+    params_.check_retired_and_unknown_sets([this](int file, const std::string& name) {
+      const Symbol* sym = names_.symbol_in(file, name);
+      return sym && sym->kind == Symbol::Kind::kRetired
+                 ? std::optional<ParamSettings::Retirement>({sym->span, sym->message})
+                 : std::nullopt;
+    });
+    Compiled c;
+    c.param_targets = params_.targets(m_->params);
+    c.model = std::move(m_);
+    return c;
+  }
   finish_symmetry();
   params_.check_retired_and_unknown_sets([this](int file, const std::string& name) {
     const Symbol* sym = names_.symbol_in(file, name);
@@ -86,6 +105,16 @@ namespace qpcheck::lang {
 Compiled typecheck(const Program& program, const SourceManager& sources, const ParamOverrides& params,
                    const ReplayVocabulary& replay) {
   return typecheck_internal::Checker(sources, params, replay).run(program);
+}
+
+Compiled typecheck_params(const Program& program, const SourceManager& sources, const ParamOverrides& params,
+                          const ReplayVocabulary& replay) {
+  try {
+    return typecheck_internal::Checker(sources, params, replay).run_params(program);
+  } catch (const SpecError&) {
+    // A declaration the parameters need was skipped (a const that calls a fn): the whole check decides.
+    return typecheck(program, sources, params, replay);
+  }
 }
 
 }  // namespace qpcheck::lang

@@ -35,4 +35,12 @@ struct Compiled {
 Compiled typecheck(const Program& program, const SourceManager& sources, const ParamOverrides& params,
                    const ReplayVocabulary& replay);
 
+// typecheck() of what the parameters need (types, consts, params; vars, fns, procs, processes, rules and properties
+// skipped, and the whole check made instead if a skipped declaration was needed): model->params and param_targets as
+// typecheck() gives them, the same UsageError for a bad parameter name or value, and a model that is not meant to be
+// explored. resolve_matrix renders each matrix value with it (a full check per value cost a verify of a shipped spec
+// two thirds of its instructions).
+Compiled typecheck_params(const Program& program, const SourceManager& sources, const ParamOverrides& params,
+                          const ReplayVocabulary& replay);
+
 }  // namespace qpcheck::lang

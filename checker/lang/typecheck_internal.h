@@ -68,8 +68,16 @@ class Checker : private StepChecker {
   // `disable` choices and `override type`s collected; every declaration in program order; settings that set
   // nothing reported; the `check` choices; the call nesting bounded (nesting.h).
   Compiled run(const Program& program);
+  // run() up to what the parameters need: types, consts and params are declared; vars, fns, procs, processes, rules
+  // and properties are skipped, and so are the checks that need them (typecheck_params).
+  Compiled run_params(const Program& program) {
+    params_only_ = true;
+    return run(program);
+  }
 
  private:
+  bool params_only_ = false;  // run_params
+
   // ---------------------------------------------------------------- the model being built (typecheck.cc)
   [[noreturn]] void error(Span span, std::string message) { throw SpecError(span, std::move(message)); }
   void warn(Span span, std::string message) override;
