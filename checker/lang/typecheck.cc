@@ -10,6 +10,12 @@
 
 namespace qpcheck::lang::typecheck_internal {
 
+// What the parameters do not need (run_params): vars, fns and everything with a body or a property.
+static bool skipped_for_params(DeclKind k) {
+  return k == DeclKind::kVar || k == DeclKind::kFn || k == DeclKind::kProc || k == DeclKind::kProcess ||
+         k == DeclKind::kRule || k == DeclKind::kLiveness || k == DeclKind::kFair || k == DeclKind::kInvariant;
+}
+
 Compiled Checker::run(const Program& program) {
   graph_ = std::make_unique<ImportGraph>(program, sources_);
   names_.index(program, *graph_);
@@ -23,40 +29,26 @@ Compiled Checker::run(const Program& program) {
   collect_type_overrides(program);
   collect_symmetry(program);
   for (const Decl* d : program.decls) {
-    if (params_only_ && (d->kind == DeclKind::kProc || d->kind == DeclKind::kProcess || d->kind == DeclKind::kRule ||
-                         d->kind == DeclKind::kLiveness || d->kind == DeclKind::kFair ||
-                         d->kind == DeclKind::kInvariant || d->kind == DeclKind::kFn || d->kind == DeclKind::kVar)) {
-      continue;
-    }
+    if (params_only_ && skipped_for_params(d->kind)) continue;
     declare(d);
   }
-  if (params_only_) {
-    params_.check_retired_and_unknown_sets([this](int file, const std::string& name) {
-      const Symbol* sym = names_.symbol_in(file, name);
-      return sym && sym->kind == Symbol::Kind::kRetired
-                 ? std::optional<ParamSettings::Retirement>({sym->span, sym->message})
-                 : std::nullopt;
-    });
-    Compiled c;
-    c.param_targets = params_.targets(m_->params);
-    c.model = std::move(m_);
-    return c;
-  }
-  finish_symmetry();
+  if (!params_only_) finish_symmetry();
   params_.check_retired_and_unknown_sets([this](int file, const std::string& name) {
     const Symbol* sym = names_.symbol_in(file, name);
     return sym && sym->kind == Symbol::Kind::kRetired
                ? std::optional<ParamSettings::Retirement>({sym->span, sym->message})
                : std::nullopt;
   });
-  if (m_->processes.empty() && m_->rules.empty()) {
-    Span s{program.main_file, 0, 0};
-    throw SpecError(s, "the spec declares no process and no rule: there is nothing to explore");
+  if (!params_only_) {
+    if (m_->processes.empty() && m_->rules.empty()) {
+      Span s{program.main_file, 0, 0};
+      throw SpecError(s, "the spec declares no process and no rule: there is nothing to explore");
+    }
+    finish_property_choices(program);
+    check_nesting(*m_);  // every later phase recurses through calls: bounded here once
   }
-  finish_property_choices(program);
   Compiled c;
   c.param_targets = params_.targets(m_->params);
-  check_nesting(*m_);  // every later phase recurses through calls: bounded here once
   c.model = std::move(m_);
   c.warnings = std::move(warnings_);
   return c;
