@@ -9,8 +9,8 @@ namespace qpcheck::lang {
 
 namespace {
 
-const std::unordered_map<std::string, Tok>& keywords() {
-  static const std::unordered_map<std::string, Tok> k = {
+const std::unordered_map<std::string_view, Tok>& keywords() {
+  static const std::unordered_map<std::string_view, Tok> k = {
       {"import", Tok::kImport}, {"param", Tok::kParam}, {"const", Tok::kConst}, {"type", Tok::kType},
       {"var", Tok::kVar}, {"fn", Tok::kFn}, {"proc", Tok::kProc}, {"process", Tok::kProcess},
       {"rule", Tok::kRule}, {"invariant", Tok::kInvariant}, {"bool", Tok::kBool}, {"enum", Tok::kEnum},
@@ -23,6 +23,12 @@ const std::unordered_map<std::string, Tok>& keywords() {
       {"end", Tok::kEnd}, {"verbs", Tok::kVerbs}, {"set", Tok::kSet},
   };
   return k;
+}
+
+// The keyword `word` is, or kIdent.
+Tok keyword(std::string_view word) {
+  auto it = keywords().find(word);
+  return it == keywords().end() ? Tok::kIdent : it->second;
 }
 
 }  // namespace
@@ -68,23 +74,22 @@ const char* token_name(Tok kind) {
   for (const auto& [name, tok] : keywords()) {
     if (tok == kind) {
       static thread_local std::string buf;
-      buf = "'" + name + "'";
+      buf = fmt::format("'{}'", name);
       return buf.c_str();
     }
   }
   return "token";
 }
 
-std::vector<Token> lex(const SourceManager& sources, int file) {
-  const std::string& s = sources.file(file).text;
-  std::vector<Token> out;
-  uint32_t i = 0;
+Lexer::Lexer(const SourceManager& sources, int file) : s_(sources.file(file).text), file_(file) {
+  if (s_.substr(0, 3) == "\xEF\xBB\xBF") i_ = 3;  // a UTF-8 byte order mark
+}
+
+Token Lexer::next() {
+  const std::string_view s = s_;
   const uint32_t n = static_cast<uint32_t>(s.size());
-  if (s.compare(0, 3, "\xEF\xBB\xBF") == 0) i = 3;  // a UTF-8 byte order mark
-  auto span = [&](uint32_t b, uint32_t e) { return Span{file, b, e}; };
-  auto add = [&](Tok k, uint32_t b, uint32_t e) {
-    out.push_back(Token{k, span(b, e), s.substr(b, e - b), 0});
-  };
+  uint32_t& i = i_;
+  auto token = [&](Tok k, uint32_t b, uint32_t e) { return Token{k, span(b, e), s.substr(b, e - b), 0}; };
   while (i < n) {
     char c = s[i];
     if (c == ' ' || c == '\t' || c == '\r' || c == '\n') { ++i; continue; }
@@ -104,10 +109,7 @@ std::vector<Token> lex(const SourceManager& sources, int file) {
     if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
       while (i < n && (std::isalnum(static_cast<unsigned char>(s[i])) || s[i] == '_')) ++i;
       if (i - b > 256) throw SpecError(span(b, b + 1), fmt::format("identifier of {} characters; at most 256", i - b));
-      std::string word = s.substr(b, i - b);
-      auto it = keywords().find(word);
-      add(it == keywords().end() ? Tok::kIdent : it->second, b, i);
-      continue;
+      return token(keyword(s.substr(b, i - b)), b, i);
     }
     if (std::isdigit(static_cast<unsigned char>(c))) {
       int64_t v = 0;
@@ -119,28 +121,34 @@ std::vector<Token> lex(const SourceManager& sources, int file) {
       if (i < n && (std::isalpha(static_cast<unsigned char>(s[i])) || s[i] == '_')) {
         throw SpecError(span(b, i + 1), fmt::format("malformed number '{}'", s.substr(b, i + 1 - b)));
       }
-      add(Tok::kInt, b, i);
-      out.back().value = v;
-      continue;
+      Token t = token(Tok::kInt, b, i);
+      t.value = v;
+      return t;
     }
     if (c == '"') {
-      std::string text;
+      // The contents as written, unless an escape sequence needs an unescaped copy.
       ++i;
+      uint32_t first = i;
+      std::string* text = nullptr;
       while (true) {
         if (i >= n || s[i] == '\n') throw SpecError(span(b, b + 1), "unterminated string literal");
         if (s[i] == '"') { ++i; break; }
         if (s[i] == '\\' && i + 1 < n) {
           char e = s[i + 1];
-          if (e == 'n') text += '\n';
-          else if (e == '"' || e == '\\') text += e;
-          else throw SpecError(span(i, i + 2), fmt::format("unknown escape sequence '\\{}'", e));
+          if (e != 'n' && e != '"' && e != '\\') {
+            throw SpecError(span(i, i + 2), fmt::format("unknown escape sequence '\\{}'", e));
+          }
+          if (text == nullptr) text = &unescaped_.emplace_back(s.substr(first, i - first));
+          *text += e == 'n' ? '\n' : e;
           i += 2;
           continue;
         }
-        text += s[i++];
+        if (text != nullptr) *text += s[i];
+        ++i;
       }
-      out.push_back(Token{Tok::kString, span(b, i), text, 0});
-      continue;
+      Token t{Tok::kString, span(b, i), s.substr(first, i - 1 - first), 0};
+      if (text != nullptr) t.text = *text;
+      return t;
     }
     auto two = [&](char a, char b2) { return c == a && i + 1 < n && s[i + 1] == b2; };
     Tok k;
@@ -186,9 +194,16 @@ std::vector<Token> lex(const SourceManager& sources, int file) {
       }
     }
     i += len;
-    add(k, b, i);
+    return token(k, b, i);
   }
-  out.push_back(Token{Tok::kEof, span(n, n), "", 0});
+  return Token{Tok::kEof, span(n, n), {}, 0};
+}
+
+std::vector<Token> lex_all(Lexer& lexer) {
+  std::vector<Token> out;
+  do {
+    out.push_back(lexer.next());
+  } while (out.back().kind != Tok::kEof);
   return out;
 }
 

@@ -5,7 +5,11 @@
 namespace qpcheck::lang {
 namespace {
 
-std::vector<Token> lex_text(SourceManager& sm, const std::string& text) { return lex(sm, sm.add("t.qpspec", text)); }
+// The tokens of `text`; the lexer is kept (its copies of escaped string literals are what their texts view).
+std::vector<Token> lex_text(SourceManager& sm, const std::string& text) {
+  static std::deque<Lexer> lexers;
+  return lex_all(lexers.emplace_back(sm, sm.add("t.qpspec", text)));
+}
 
 TEST_CASE("lexer: keywords, identifiers, numbers, strings and two-character operators") {
   SourceManager sm;
@@ -19,6 +23,24 @@ TEST_CASE("lexer: keywords, identifiers, numbers, strings and two-character oper
   CHECK(t[5].value == 12);
   CHECK(t[10].text == "a\"b");
   CHECK(sm.line_col(t[10].span) == std::pair<int, int>{2, 13});
+}
+
+TEST_CASE("lexer: a string literal's text is its contents, unescaped only where it has an escape sequence") {
+  SourceManager sm;
+  auto t = lex_text(sm, "\"plain\" \"a\\nb\\\\c\" \"\"");
+  REQUIRE(t.size() == 4);
+  CHECK(t[0].text == "plain");
+  CHECK(t[1].text == "a\nb\\c");
+  CHECK(t[2].text.empty());
+  CHECK(sm.line_col(t[1].span) == std::pair<int, int>{1, 9});
+}
+
+TEST_CASE("lexer: after the end, kEof again") {
+  SourceManager sm;
+  Lexer lexer(sm, sm.add("t.qpspec", "x // trailing comment"));
+  CHECK(lexer.next().kind == Tok::kIdent);
+  CHECK(lexer.next().kind == Tok::kEof);
+  CHECK(lexer.next().kind == Tok::kEof);
 }
 
 TEST_CASE("lexer: range without spaces is INT DOTDOT INT") {

@@ -1,6 +1,7 @@
 #include "checker/lang/parser.h"
 
 #include <algorithm>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -20,7 +21,7 @@ Span join(Span a, Span b) { return Span{a.file, a.begin, b.end > a.begin ? b.end
 
 class Parser {
  public:
-  Parser(std::vector<Token> toks, Ast& ast) : t_(std::move(toks)), ast_(ast) {}
+  Parser(const SourceManager& sources, int file, Ast& ast) : lexer_(sources, file), ast_(ast) {}
 
   std::vector<Decl*> file() {
     std::vector<Decl*> out;
@@ -29,8 +30,14 @@ class Parser {
   }
 
  private:
-  const Token& peek(int k = 0) const { return t_[std::min<size_t>(p_ + k, t_.size() - 1)]; }
-  bool at(Tok k) const { return peek().kind == k; }
+  // The token k ahead (at most 3: the grammar needs no more); kEof from the end on.
+  const Token& peek(int k = 0) {
+    while (static_cast<int>(ahead_.size()) <= k && (ahead_.empty() || ahead_.back().kind != Tok::kEof)) {
+      ahead_.push_back(lexer_.next());
+    }
+    return ahead_[std::min<size_t>(k, ahead_.size() - 1)];
+  }
+  bool at(Tok k) { return peek().kind == k; }
   // Nesting guard: every production that can recurse into itself (expr, unary, type, stmt) takes one level, so
   // recursive descent cannot overflow the stack on hostile input; chains of binary operators are loops (nesting.h).
   struct Nest {
@@ -43,9 +50,18 @@ class Parser {
     ~Nest() { --p->depth_; }
   };
 
-  Token take() { Token t = peek(); if (p_ < t_.size() - 1) ++p_; return t; }
+  Token take() {
+    Token t = peek();
+    if (t.kind != Tok::kEof) {
+      ahead_.pop_front();
+      prev_ = t.span;
+      taken_ = true;
+    }
+    return t;
+  }
   bool accept(Tok k) { if (at(k)) { take(); return true; } return false; }
-  Span prev_span() const { return t_[p_ > 0 ? p_ - 1 : 0].span; }
+  // The last token taken (the first token's span before any).
+  Span prev_span() { return taken_ ? prev_ : peek().span; }
 
   [[noreturn]] void fail_expected(const std::string& what) {
     const Token& t = peek();
@@ -57,7 +73,7 @@ class Parser {
   Token expect(Tok k, const char* context = nullptr) {
     if (!at(k)) {
       // A missing ';' is reported right after the previous token, where it belongs.
-      if (k == Tok::kSemi && p_ > 0) {
+      if (k == Tok::kSemi && taken_) {
         Span s = prev_span();
         throw SpecError(Span{s.file, s.end, s.end + 1},
                         fmt::format("expected ';'{}{}", context ? " after " : "", context ? context : ""));
@@ -69,7 +85,7 @@ class Parser {
   Ident ident(const char* what = "a name") {
     if (!at(Tok::kIdent)) fail_expected(what);
     Token t = take();
-    return Ident{t.text, t.span, {}};
+    return Ident{std::string(t.text), t.span, {}};
   }
   // NAME or MODULE::NAME (a reference to a declaration, docs/language.md "Names and modules").
   Ident qualified_ident(const char* what = "a name") {
@@ -108,7 +124,7 @@ class Parser {
         Token s = expect(Tok::kString, "(the file to import)");
         Decl* d = ast_.decl(DeclKind::kImport, join(start, s.span));
         d->path = s.text;
-        d->name = Ident{s.text, s.span, {}};
+        d->name = Ident{std::string(s.text), s.span, {}};
         expect(Tok::kSemi, "import");
         return d;
       }
@@ -136,7 +152,7 @@ class Parser {
           fail_expected("a parameter value (an integer, true, false or an enum constant)");
         }
         Token v = take();
-        d->path = (neg ? "-" : "") + v.text;
+        d->path = (neg ? "-" : "") + std::string(v.text);
         d->index = Ident{d->path, join(vs, v.span), {}};  // the value as written, with its own span
         expect(Tok::kSemi, "set");
         d->span = join(start, prev_span());
@@ -274,7 +290,7 @@ class Parser {
     Token kw = take();
     bool disable = kw.text == "disable";
     Decl* d = ast_.decl(disable ? DeclKind::kDisable : DeclKind::kCheck, kw.span);
-    d->name = Ident{kw.text, kw.span, {}};
+    d->name = Ident{std::string(kw.text), kw.span, {}};
     do {
       d->names.push_back(qualified_ident("a property name (an invariant, a fail/assert property, deadlock or "
                                          "runtime_error)"));
@@ -348,7 +364,7 @@ class Parser {
       fail_expected("a parameter value (an integer, true, false or an enum constant)");
     }
     Token v = take();
-    return Ident{(neg ? "-" : "") + v.text, join(vs, v.span), {}};
+    return Ident{(neg ? "-" : "") + std::string(v.text), join(vs, v.span), {}};
   }
   // `NAME in { V, ... }` or `NAME = V`.
   ParamValues param_values() {
@@ -839,8 +855,10 @@ class Parser {
     }
   }
 
-  std::vector<Token> t_;
-  size_t p_ = 0;
+  Lexer lexer_;
+  std::deque<Token> ahead_;  // tokens read but not taken
+  Span prev_;
+  bool taken_ = false;
   int depth_ = 0;
   Ast& ast_;
 };
@@ -868,6 +886,9 @@ std::string read_file(const std::string& path, bool* ok, bool* too_big) {
   // Grows with what is read (64 KiB at a time): a zero-filled 16 MiB buffer per file cost ~8,000 page faults, about
   // half of a shipped spec's run time.
   std::string text;
+  // Sized once from the file's size where it has one (a string grown by doubling touches twice the pages).
+  uintmax_t size = std::filesystem::file_size(path, ec);
+  if (!ec) text.reserve(static_cast<size_t>(std::min<uintmax_t>(size, kMaxSpecBytes) + 1));
   char chunk[1 << 16];
   while (text.size() <= kMaxSpecBytes && in.read(chunk, sizeof chunk).gcount() > 0) {
     text.append(chunk, static_cast<size_t>(in.gcount()));
@@ -881,7 +902,7 @@ std::string read_file(const std::string& path, bool* ok, bool* too_big) {
 }  // namespace
 
 std::vector<Decl*> parse_file(const SourceManager& sources, int file, Ast& ast) {
-  return Parser(lex(sources, file), ast).file();
+  return Parser(sources, file, ast).file();
 }
 
 Program load_program(SourceManager& sources, Ast& ast, const std::string& path, const SearchPath& search) {

@@ -15,12 +15,24 @@ bool is_const(const Expr* e) { return e != nullptr && e->op == Op::kConst; }
 Simplifier::Simplifier(const Model& model) : model_(model), scratch_(model), env_(model.frame_size) {}
 
 const Expr* Simplifier::constant(int64_t v, const Expr* like) {
+  const Expr*& made = made_[{like->type, like->span, Op::kConst, v}];
+  if (made != nullptr) return made;
   Expr& n = new_expr(Expr{});
   n.op = Op::kConst;
   n.type = like->type;
   n.span = like->span;
   n.value = v;
-  return &n;
+  return made = &n;
+}
+
+const Expr* Simplifier::slot(int64_t index, const Expr* like, const Expr* slot_expr) {
+  const Expr*& made = made_[{like->type, like->span, Op::kSlot, index}];
+  if (made != nullptr) return made;
+  Expr& n = new_expr(*slot_expr);
+  n.type = like->type;
+  n.span = like->span;
+  n.value = index;
+  return made = &n;
 }
 
 const Expr* Simplifier::copy(const Expr* e, const Expr* a, const Expr* b, const Expr* c) {
@@ -48,24 +60,14 @@ const Expr* Simplifier::expr(const Expr* e) {
     case Op::kFrame: return env_[e->value] ? constant(*env_[e->value], e) : e;
     case Op::kField: {
       const Expr* a = expr(e->a);
-      if (a->op == Op::kSlot) {
-        Expr& n = new_expr(*a);
-        n.type = e->type;
-        n.span = e->span;
-        n.value = a->value + e->value;
-        return &n;
-      }
+      if (a->op == Op::kSlot) return slot(a->value + e->value, e, a);
       return copy(e, a, nullptr, nullptr);
     }
     case Op::kIndex: {
       const Expr* a = expr(e->a);
       const Expr* b = expr(e->b);
       if (a->op == Op::kSlot && is_const(b) && b->value >= e->lo && b->value < e->lo + e->count) {
-        Expr& n = new_expr(*a);
-        n.type = e->type;
-        n.span = e->span;
-        n.value = a->value + (b->value - e->lo) * e->stride;
-        return &n;
+        return slot(a->value + (b->value - e->lo) * e->stride, e, a);
       }
       return copy(e, a, b, nullptr);
     }

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <deque>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "checker/model/eval.h"
@@ -47,7 +48,11 @@ class Simplifier {
     bytes_ += sizeof(Stmt) + (like.args.size() + like.body.size() + like.else_body.size()) * sizeof(void*);
     return stmts_.emplace_back(like);
   }
+  // The constant `v` with `like`'s type and span; made once per (type, span, v), as every action instance folds the
+  // same source expressions to the same few values.
   const Expr* constant(int64_t v, const Expr* like);
+  // `slot_expr` (a kSlot) moved to slot `index`, with `like`'s type and span; made once per (type, span, index).
+  const Expr* slot(int64_t index, const Expr* like, const Expr* slot_expr);
   const Expr* copy(const Expr* e, const Expr* a, const Expr* b, const Expr* c);
   // Folds `e` (whose operands are all constants) by evaluating it; nullptr if evaluation raises a runtime error.
   const Expr* fold(const Expr* e);
@@ -59,6 +64,28 @@ class Simplifier {
   std::vector<std::optional<int64_t>> env_;
   std::deque<Expr> exprs_;
   std::deque<Stmt> stmts_;
+  // Constants and slots already made, by (type, source span, kConst or kSlot, value): two are interchangeable.
+  struct MadeKey {
+    const Type* type;
+    Span span;
+    Op op;
+    int64_t value;
+    bool operator==(const MadeKey& o) const {
+      return type == o.type && span.file == o.span.file && span.begin == o.span.begin && span.end == o.span.end &&
+             op == o.op && value == o.value;
+    }
+  };
+  struct MadeHash {
+    size_t operator()(const MadeKey& k) const {
+      uint64_t h = reinterpret_cast<uintptr_t>(k.type);
+      for (uint64_t x : {uint64_t(k.span.file), uint64_t(k.span.begin), uint64_t(k.span.end), uint64_t(k.value),
+                         uint64_t(k.op == Op::kSlot)}) {
+        h = (h ^ x) * 0x100000001b3ULL;
+      }
+      return h;
+    }
+  };
+  std::unordered_map<MadeKey, const Expr*, MadeHash> made_;
   int depth_ = 0;
   uint64_t bytes_ = 0;
   uint64_t max_bytes_ = 0;
