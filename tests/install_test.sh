@@ -25,7 +25,7 @@ lacks() { if grep -qF -- "$2" "$1"; then bad "$1 has: $2"; else ok; fi; }
 
 # 1. Install, as the README says (the script behind `bazel run //:install`).
 expect 0 env RUNFILES_DIR="$runfiles" bash "$runfiles/qpcheck/tools/install.sh" --prefix "$prefix"
-for f in bin/qpcheck share/qpcheck/lib/rdma.qpspec share/man/man1/qpcheck.1 share/doc/qpcheck/README.md \
+for f in bin/qpcheck lib/qpcheck/qpcheck-full share/qpcheck/lib/rdma.qpspec share/man/man1/qpcheck.1 share/doc/qpcheck/README.md \
          share/doc/qpcheck/language.md share/doc/qpcheck/cli.md share/doc/qpcheck/examples/03_patch_passive_first_ib.qpspec; do
   if [ -f "$prefix/$f" ]; then ok; else bad "not installed: $f"; fi
 done

@@ -4,6 +4,8 @@
 #   bazel run //:install -- [--prefix DIR] [--destdir DIR]
 #
 #   PREFIX/bin/qpcheck                         the binary
+#   PREFIX/lib/qpcheck/qpcheck-full            the same with Z3, Open MPI and rdma-core linked: qpcheck hands it the
+#                                              runs that need them (bmc/kind, synth, --distributed, replay)
 #   PREFIX/share/qpcheck/lib/*.qpspec          the RDMA library: import "lib/rdma.qpspec"; finds it from anywhere
 #   PREFIX/share/man/man1/qpcheck.1            the man page, written from the same CLI11 App as --help
 #   PREFIX/share/doc/qpcheck/                  README.md, docs/*.md, examples/ (the shipped specs)
@@ -21,7 +23,7 @@ while (($#)); do
     --prefix=*) prefix=${1#--prefix=}; shift ;;
     --destdir) [ $# -ge 2 ] || { echo "install: --destdir needs a folder" >&2; exit 4; }; destdir=$2; shift 2 ;;
     --destdir=*) destdir=${1#--destdir=}; shift ;;
-    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "install: unknown option '$1' (expected --prefix DIR, --destdir DIR)" >&2; exit 4 ;;
   esac
 done
@@ -45,6 +47,7 @@ put() {
   mkdir -p "$(dirname "$3")"
   cp -fL "$2" "$3.new" && chmod "$1" "$3.new" && mv -f "$3.new" "$3"
 }
+put 0755 "$src/checker/cli/qpcheck-full" "$root/lib/qpcheck/qpcheck-full"
 put 0755 "$src/checker/cli/qpcheck" "$root/bin/qpcheck"
 # The library: every file under spec/lib, keeping its folders (an import names them); replaced as a whole.
 rm -rf "$root/share/qpcheck/lib.new"

@@ -1,6 +1,7 @@
 // The command line as one App: --version, --help and the man page come from it and agree.
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include <doctest/doctest.h>
@@ -40,6 +41,38 @@ TEST_CASE("qpcheck --version prints the version and exits 0") {
   Run r = shell("checker/cli/qpcheck --version");
   CHECK(r.rc == 0);
   CHECK(r.out == std::string("qpcheck ") + kVersion + "\n");
+}
+
+// backends.h: qpcheck links neither Z3, Open MPI nor rdma-core, and hands the runs that need one to qpcheck-full.
+TEST_CASE("qpcheck hands a Z3 run over to qpcheck-full beside it, and says so when there is none") {
+  Run ldd = shell("ldd checker/cli/qpcheck");
+  REQUIRE(ldd.rc == 0);
+  for (const char* lib : {"libz3", "libmpi", "libibverbs", "librdmacm"}) {
+    INFO(lib);
+    CHECK(ldd.out.find(lib) == std::string::npos);
+  }
+  // Handed over: the bmc engine's report and exit code (its counterexample has 10 steps: none up to 2, inconclusive).
+  Run bmc = shell("checker/cli/qpcheck verify spec/03_patch_passive_first_ib.qpspec --engine bmc --depth 2 2>&1");
+  CHECK(bmc.rc == 2);
+  CHECK(bmc.out.find("statistics: bmc engine, depth 2,") != std::string::npos);
+  // Alone in a folder: exit 6 (environment), the places looked in named, nothing else started.
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  REQUIRE(tmp != nullptr);
+  std::string alone = std::string(tmp) + "/alone";
+  REQUIRE(shell("mkdir -p " + alone + " && cp -L checker/cli/qpcheck " + alone + "/qpcheck").rc == 0);
+  Run r = shell(alone + "/qpcheck verify spec/03_patch_passive_first_ib.qpspec --engine kind 2>&1");
+  CHECK(r.rc == 6);
+  CHECK(r.out.find("qpcheck: error: --engine kind (Z3) needs qpcheck-full") == 0);
+  CHECK(r.out.find(alone + "/qpcheck-full or " + std::string(tmp) + "/lib/qpcheck/qpcheck-full") !=
+        std::string::npos);
+  Run synth = shell(alone + "/qpcheck synth spec/03_patch_passive_first_ib.qpspec --param 'connect_rnr_retry=*' 2>&1");
+  CHECK(synth.rc == 6);
+  CHECK(synth.out.find("qpcheck: error: synth (Z3) needs qpcheck-full") == 0);
+  Run mpi = shell(alone + "/qpcheck verify spec/03_patch_passive_first_ib.qpspec --distributed 2>&1");
+  CHECK(mpi.rc == 6);
+  CHECK(mpi.out.find("qpcheck: error: --distributed: the distributed search (Open MPI) needs qpcheck-full") == 0);
+  // The explicit engine needs none of them.
+  CHECK(shell(alone + "/qpcheck verify spec/03_patch_passive_first_ib.qpspec >/dev/null 2>&1").rc == 1);
 }
 
 TEST_CASE("the man page lists every subcommand and option of the App, with the exit codes and the search order") {

@@ -8,12 +8,14 @@
 #include <CLI/CLI.hpp>
 
 #include "checker/cli/app.h"
+#include "checker/cli/backends.h"
 #include "checker/cli/exit_codes.h"
 #include "checker/cli/interrupt.h"
 #include "checker/trace/render.h"
 
 int main(int argc, char** argv) {
   using qpcheck::cli::ExitCode;
+  qpcheck::cli::save_arguments(argc, argv);  // for a hand-over to qpcheck-full (backends.h)
   // A closed stdout (`qpcheck verify ... | head -1`) must fail only the writes to stdout, never cost a report file:
   // SIGPIPE is ignored, EPIPE is an ordinary write error (interrupt.h).
   std::signal(SIGPIPE, SIG_IGN);

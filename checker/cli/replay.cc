@@ -74,6 +74,9 @@ int run_replay(const ReplayOptions& opt, std::ostream& out, std::ostream& err, c
                        opt.cycles != 0 ? "--cycles" : "--cycle-window-ms", file);
     return code(ExitCode::kUsage);
   }
+  // Before the report file is opened: in qpcheck, make_rdma_device hands the run over to qpcheck-full (backends.h).
+  std::unique_ptr<verbs::Device> device =
+      factory ? factory(opt) : verbs::make_rdma_device(opt.device, opt.address);
   AtomicFile report;  // replaced only once complete (atomic_file.h)
   if (!opt.report_out.empty()) {
     if (std::string why = report.open(opt.report_out); !why.empty()) {
@@ -82,8 +85,6 @@ int run_replay(const ReplayOptions& opt, std::ostream& out, std::ostream& err, c
       return code(ExitCode::kUsage);
     }
   }
-  std::unique_ptr<verbs::Device> device =
-      factory ? factory(opt) : verbs::make_rdma_device(opt.device, opt.address);
   verbs::ConductorOptions co;
   co.timeout = verbs::Millis(opt.timeout_ms);
   if (opt.cycles != 0) co.cycles = opt.cycles;

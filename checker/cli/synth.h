@@ -30,6 +30,7 @@ struct SynthOptions {
 
 void setup_synth(CLI::App& app, SynthOptions& opt);
 
+// Z3's side (backends.h): runs the synthesis in qpcheck-full, hands the run to qpcheck-full in qpcheck.
 // Exit codes: 0 every property holds for every value; 1 some property fails for some value (and every other value
 // is decided); 2 some value of some property is left open; 3 invalid spec; 4 usage (no symbolic parameter, one that
 // cannot be symbolic); 5 internal.

@@ -1,4 +1,5 @@
 #include "checker/cli/verify_symbolic.h"
+#include "checker/cli/symbolic_run.h"
 
 #include <algorithm>
 #include <cmath>
@@ -23,18 +24,6 @@
 
 namespace qpcheck::cli {
 
-CLI::Validator depth_validator() {
-  return CLI::Validator(
-      [](std::string& s) -> std::string {
-        if (s.empty() || s.size() > 6 || s.find_first_not_of("0123456789") != std::string::npos ||
-            std::stoi(s) > 100000) {
-          return "expected a depth 0..100000, got '" + s + "'";
-        }
-        return "";
-      },
-      "K");
-}
-
 int symbolic_failure(std::ostream& err) {
   try {
     throw;
@@ -50,30 +39,6 @@ int symbolic_failure(std::ostream& err) {
   }
 }
 
-CLI::Validator nonnegative_seconds() { return seconds_validator(4e6); }
-
-void setup_verify_symbolic(CLI::App& app, VerifyOptions& opt) {
-  app.add_option("--engine", opt.engine,
-                 "explicit (default: every reachable state), bmc (Z3 bounded model checking up to --depth) or kind "
-                 "(Z3 k-induction: can prove properties)")
-      ->transform(enum_names<Engine>({{"explicit", Engine::kExplicit}, {"bmc", Engine::kBmc}, {"kind", Engine::kKind}}));
-  app.add_option("--depth", opt.depth, "bmc/kind: longest counterexample searched, in steps (default 20)")
-      ->check(depth_validator());
-  app.add_option("--smt-timeout", opt.smt_timeout, "bmc/kind: seconds per Z3 call; running out is inconclusive")
-      ->check(nonnegative_seconds());
-  app.add_option("--smt-rlimit", opt.smt_rlimit,
-                 "bmc/kind: Z3 resource limit per call (deterministic, unlike a timeout); 0 = none");
-}
-
-bool wants_symbolic(const VerifyOptions& opt) {
-  if (opt.engine != Engine::kExplicit) return true;
-  for (const std::string& p : opt.params) {
-    size_t eq = p.find('=');
-    if (eq != std::string::npos && symbolic::is_symbolic_value(p.substr(eq + 1))) return true;
-  }
-  return false;
-}
-
 bool split_params(const std::vector<std::string>& params, lang::ParamOverrides& fixed,
                   std::vector<std::pair<std::string, std::string>>& sets, std::ostream& err) {
   for (const std::string& p : params) {
@@ -83,7 +48,7 @@ bool split_params(const std::vector<std::string>& params, lang::ParamOverrides& 
       return false;
     }
     std::string name = p.substr(0, eq), value = p.substr(eq + 1);
-    if (symbolic::is_symbolic_value(value)) sets.emplace_back(name, value);
+    if (frontend::is_symbolic_value(value)) sets.emplace_back(name, value);
     else fixed.emplace_back(name, value);
   }
   return true;

@@ -58,4 +58,8 @@ lang::ParamOverrides parse_param_assignments(const std::vector<std::string>& par
   return out;
 }
 
+bool is_symbolic_value(const std::string& value) {
+  return value == "*" || value.find("..") != std::string::npos || value.find(',') != std::string::npos;
+}
+
 }  // namespace qpcheck::frontend

@@ -71,4 +71,8 @@ class Spec {
 // one without '=' or without a name. Values are checked by compile().
 lang::ParamOverrides parse_param_assignments(const std::vector<std::string>& params);
 
+// Is the VALUE of a --param NAME=VALUE a symbolic parameter request ("*", "LO..HI" or a comma list: the Z3 engines'
+// parameter sets, docs/cli.md) rather than one value?
+bool is_symbolic_value(const std::string& value);
+
 }  // namespace qpcheck::frontend

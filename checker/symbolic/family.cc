@@ -196,10 +196,6 @@ Aligned align_family(const Family& family) {
   return out;
 }
 
-bool is_symbolic_value(const std::string& value) {
-  return value == "*" || value.find("..") != std::string::npos || value.find(',') != std::string::npos;
-}
-
 namespace {
 
 const lang::TypeExpr* resolve(const lang::Program& program, const lang::TypeExpr* t, int hops = 0) {

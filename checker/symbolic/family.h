@@ -38,7 +38,4 @@ Aligned align_family(const Family& family);
 std::vector<std::string> param_values(const lang::Program& program, const std::string& name, const std::string& spec,
                                       size_t max_values = 4096);
 
-// Is `value` a symbolic parameter request ("*", "LO..HI" or a comma list) rather than one value?
-bool is_symbolic_value(const std::string& value);
-
 }  // namespace qpcheck::symbolic

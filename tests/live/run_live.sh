@@ -84,8 +84,10 @@ while read -r name spec params dev setup exp edit; do
   expect[$name]=$exp; device[$name]=$dev; names+=("$name")
 done < "${QPCHECK_LIVE_LIST:-tests/live/traces.txt}"
 ((${#names[@]})) || die "no trace selected"
+# qpcheck hands each replay over to qpcheck-full beside it (checker/cli/backends.h): both go in, as installed.
 vm_add "$qp" /bin/qpcheck
-strip "$vm_root/bin/qpcheck" 2>/dev/null
+vm_add "$qp-full" /bin/qpcheck-full
+strip "$vm_root/bin/qpcheck" "$vm_root/bin/qpcheck-full" 2>/dev/null
 {
   echo "export QPCHECK_TIMEOUT_MS=${QPCHECK_TIMEOUT_MS:-10000} QPCHECK_ATTEMPTS=${QPCHECK_ATTEMPTS:-3}"
   cat tests/live/replay_payload.sh

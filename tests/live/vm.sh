@@ -11,7 +11,7 @@
 #   --module PATH     load a module of the pinned kernel beyond the RDMA stack (a path under kernel/, without .ko,
 #                     e.g. drivers/net/veth); repeatable. The fault suite's network: --module drivers/net/veth
 #                     --module net/sched/sch_netem --put tests/live/fault_net.sh:/fault_net.sh
-#   --qpcheck         build //checker/cli:qpcheck and put it at /bin/qpcheck
+#   --qpcheck         build //checker/cli:qpcheck and put it at /bin/qpcheck (and qpcheck-full beside it)
 #   --tools           install ibverbs-utils and rdmacm-utils and put ibv_devinfo, ibv_rc_pingpong, ibv_srq_pingpong,
 #                     rping, ucmatose, rdma_server, rdma_client into /bin
 #   --timeout S       bound the VM's run (default 600 s)
@@ -62,6 +62,7 @@ if ((qpcheck)); then
   (cd "$repo" && bazel build //checker/cli:qpcheck >"$work/bazel.log" 2>&1) ||
     die "bazel build //checker/cli:qpcheck failed: $(tail -n 5 "$work/bazel.log")"
   vm_add "$repo/bazel-bin/checker/cli/qpcheck" /bin/qpcheck
+  vm_add "$repo/bazel-bin/checker/cli/qpcheck-full" /bin/qpcheck-full  # replay runs in it (checker/cli/backends.h)
 fi
 if ((tools)); then
   for t in ibv_devinfo ibv_rc_pingpong ibv_srq_pingpong rping ucmatose rdma_server rdma_client; do
