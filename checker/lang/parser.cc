@@ -1,7 +1,6 @@
 #include "checker/lang/parser.h"
 
 #include <algorithm>
-#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -30,12 +29,15 @@ class Parser {
   }
 
  private:
-  // The token k ahead (at most 3: the grammar needs no more); kEof from the end on.
+  // The token k ahead (0..3: the grammar needs no more); kEof from the end on. A reference stays valid until that
+  // token is taken and four more are read.
   const Token& peek(int k = 0) {
-    while (static_cast<int>(ahead_.size()) <= k && (ahead_.empty() || ahead_.back().kind != Tok::kEof)) {
-      ahead_.push_back(lexer_.next());
+    if (k < count_) [[likely]] return ahead_[(head_ + k) & 3];
+    while (count_ <= k && !(count_ > 0 && ahead_[(head_ + count_ - 1) & 3].kind == Tok::kEof)) {
+      ahead_[(head_ + count_) & 3] = lexer_.next();
+      ++count_;
     }
-    return ahead_[std::min<size_t>(k, ahead_.size() - 1)];
+    return ahead_[(head_ + std::min(k, count_ - 1)) & 3];
   }
   bool at(Tok k) { return peek().kind == k; }
   // Nesting guard: every production that can recurse into itself (expr, unary, type, stmt) takes one level, so
@@ -53,7 +55,8 @@ class Parser {
   Token take() {
     Token t = peek();
     if (t.kind != Tok::kEof) {
-      ahead_.pop_front();
+      head_ = (head_ + 1) & 3;
+      --count_;
       prev_ = t.span;
       taken_ = true;
     }
@@ -856,7 +859,9 @@ class Parser {
   }
 
   Lexer lexer_;
-  std::deque<Token> ahead_;  // tokens read but not taken
+  Token ahead_[4];  // tokens read but not taken: count_ of them from head_, a ring
+  int head_ = 0;
+  int count_ = 0;
   Span prev_;
   bool taken_ = false;
   int depth_ = 0;
