@@ -4,7 +4,7 @@
 #   bazel run //:install -- [--prefix DIR] [--destdir DIR]
 #
 #   PREFIX/bin/qpcheck                         the binary
-#   PREFIX/lib/qpcheck/qpcheck-full            the same with Z3, Open MPI and rdma-core linked: qpcheck hands it the
+#   PREFIX/bin/qpcheck-full                    the same with Z3, Open MPI and rdma-core linked: qpcheck hands it the
 #                                              runs that need them (bmc/kind, synth, --distributed, replay)
 #   PREFIX/share/qpcheck/lib/*.qpspec          the RDMA library: import "lib/rdma.qpspec"; finds it from anywhere
 #   PREFIX/share/man/man1/qpcheck.1            the man page, written from the same CLI11 App as --help
@@ -47,7 +47,7 @@ put() {
   mkdir -p "$(dirname "$3")"
   cp -fL "$2" "$3.new" && chmod "$1" "$3.new" && mv -f "$3.new" "$3"
 }
-put 0755 "$src/checker/cli/qpcheck-full" "$root/lib/qpcheck/qpcheck-full"
+put 0755 "$src/checker/cli/qpcheck-full" "$root/bin/qpcheck-full"
 put 0755 "$src/checker/cli/qpcheck" "$root/bin/qpcheck"
 # The library: every file under spec/lib, keeping its folders (an import names them); replaced as a whole.
 rm -rf "$root/share/qpcheck/lib.new"

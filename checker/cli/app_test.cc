@@ -55,7 +55,7 @@ TEST_CASE("qpcheck hands a Z3 run over to qpcheck-full beside it, and says so wh
   Run bmc = shell("checker/cli/qpcheck verify spec/03_patch_passive_first_ib.qpspec --engine bmc --depth 2 2>&1");
   CHECK(bmc.rc == 2);
   CHECK(bmc.out.find("statistics: bmc engine, depth 2,") != std::string::npos);
-  // Alone in a folder: exit 6 (environment), the places looked in named, nothing else started.
+  // Alone in a folder: exit 6 (environment), the place looked in named, nothing else started.
   const char* tmp = std::getenv("TEST_TMPDIR");
   REQUIRE(tmp != nullptr);
   std::string alone = std::string(tmp) + "/alone";
@@ -63,8 +63,7 @@ TEST_CASE("qpcheck hands a Z3 run over to qpcheck-full beside it, and says so wh
   Run r = shell(alone + "/qpcheck verify spec/03_patch_passive_first_ib.qpspec --engine kind 2>&1");
   CHECK(r.rc == 6);
   CHECK(r.out.find("qpcheck: error: --engine kind (Z3) needs qpcheck-full") == 0);
-  CHECK(r.out.find(alone + "/qpcheck-full or " + std::string(tmp) + "/lib/qpcheck/qpcheck-full") !=
-        std::string::npos);
+  CHECK(r.out.find("it is not at " + alone + "/qpcheck-full (") != std::string::npos);
   Run synth = shell(alone + "/qpcheck synth spec/03_patch_passive_first_ib.qpspec --param 'connect_rnr_retry=*' 2>&1");
   CHECK(synth.rc == 6);
   CHECK(synth.out.find("qpcheck: error: synth (Z3) needs qpcheck-full") == 0);

@@ -27,10 +27,9 @@ std::filesystem::path own_folder() {
   return ec ? std::filesystem::path() : self.parent_path();
 }
 
-std::vector<std::filesystem::path> candidates() {
+std::filesystem::path candidate() {
   std::filesystem::path dir = own_folder();
-  if (dir.empty()) return {};
-  return {dir / "qpcheck-full", (dir / ".." / "lib" / "qpcheck" / "qpcheck-full").lexically_normal()};
+  return dir.empty() ? dir : dir / "qpcheck-full";
 }
 
 }  // namespace
@@ -38,20 +37,17 @@ std::vector<std::filesystem::path> candidates() {
 void save_arguments(int argc, char** argv) { saved().assign(argv, argv + argc); }
 
 std::string full_binary_path() {
-  for (const std::filesystem::path& p : candidates()) {
-    if (::access(p.c_str(), X_OK) == 0) return p.string();
-  }
-  return "";
+  std::filesystem::path p = candidate();
+  return !p.empty() && ::access(p.c_str(), X_OK) == 0 ? p.string() : "";
 }
 
 std::string hand_over(const std::string& what) {
   std::string path = full_binary_path();
   if (path.empty()) {
-    std::string tried;
-    for (const std::filesystem::path& p : candidates()) tried += (tried.empty() ? "" : " or ") + p.string();
-    return fmt::format("{} needs qpcheck-full, the build of qpcheck with Z3, Open MPI and rdma-core linked; it is "
-                       "not at {} (build //checker/cli:qpcheck, or install with bazel run //:install)",
-                       what, tried.empty() ? "a path this binary can tell (no /proc/self/exe)" : tried);
+    std::filesystem::path tried = candidate();
+    return fmt::format("{} needs qpcheck-full, the build of qpcheck with Z3, Open MPI and rdma-core linked, beside "
+                       "it; it is not at {} (build //checker/cli:qpcheck, or install with bazel run //:install)",
+                       what, tried.empty() ? "a path this binary can tell (no /proc/self/exe)" : tried.string());
   }
   std::vector<char*> argv = saved();
   if (argv.empty()) argv.push_back(const_cast<char*>("qpcheck"));
