@@ -32,14 +32,15 @@ std::filesystem::path candidate() {
   return dir.empty() ? dir : dir / "qpcheck-full";
 }
 
-}  // namespace
-
-void save_arguments(int argc, char** argv) { saved().assign(argv, argv + argc); }
-
+// The qpcheck-full beside this binary; empty when it is not there (or not executable).
 std::string full_binary_path() {
   std::filesystem::path p = candidate();
   return !p.empty() && ::access(p.c_str(), X_OK) == 0 ? p.string() : "";
 }
+
+}  // namespace
+
+void save_arguments(int argc, char** argv) { saved().assign(argv, argv + argc); }
 
 std::string hand_over(const std::string& what) {
   std::string path = full_binary_path();

@@ -18,12 +18,10 @@ namespace qpcheck::cli {
 // main() calls this first: the arguments a hand-over passes on.
 void save_arguments(int argc, char** argv);
 
-// Where qpcheck-full is: beside this binary, in a build (bazel-bin/checker/cli/) as in an install (PREFIX/bin/: the
-// same folder, so that both find the installed library as ../share/qpcheck). Empty when it is not there.
-std::string full_binary_path();
-
-// Replaces this process by qpcheck-full with the saved arguments. Returns only when it cannot, with why: a sentence
-// naming `what` (the run that needs it, e.g. "--engine bmc (Z3)") and the path tried, no prefix or newline.
+// Replaces this process by qpcheck-full, found beside this binary in a build (bazel-bin/checker/cli/) as in an
+// install (PREFIX/bin/: the same folder, so that both find the installed library as ../share/qpcheck), with the
+// saved arguments. Returns only when it cannot, with why: a sentence naming `what` (the run that needs it, e.g.
+// "--engine bmc (Z3)") and the path tried, no prefix or newline.
 std::string hand_over(const std::string& what);
 
 }  // namespace qpcheck::cli
