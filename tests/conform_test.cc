@@ -612,6 +612,61 @@ TEST_CASE("fault-suite runs conform with their fault's parameters and deviate wi
   }
 }
 
+// The siw accept backlog (docs/faults.md; lib/mpa.qpspec mpa_accept_backlog): seed 1 stress run 123, rdma_server /
+// rdma_client on siw with no fault. The client's request reached the server's socket while rdma_accept was handing it
+// to the QP and stayed there unread (40 bytes in the socket 27 s later); the server hung in rdma_get_recv_comp until
+// the suite's timeout killed it, and the client then took its receive flushed, as rdma_client takes any completion.
+// The run conforms to spec 16 with the timed-out server's exit (process_exits); spec 16 with the backlog deadlocks
+// exactly there (both programs in rdma_get_recv_comp), and with a provider that reads its stream it holds.
+TEST_CASE("the siw accept backlog: the hung rdma_server run conforms, and spec 16 deadlocks where it hung") {
+  std::vector<verbs::CallLog> logs = pair("fault_none_accept_backlog.siw");
+  Checked c = check("spec/16_rdma_server_client.qpspec", logs,
+                    {{"transport", "IWARP"}, {"mpa_accept_backlog", "UNTIL_NEXT_FRAME"}, {"process_exits", "true"}});
+  CHECK(c.result.verdict == ConformResult::Verdict::kConforms);
+  CHECK(c.result.event == 22);
+  CHECK(c.result.states == 767);
+  REQUIRE(c.result.event == c.observed.observations.size());
+  CHECK(c.observed.observations[17].call == "ibv_poll_cq");   // the client's flushed receive
+  for (const char* backlog : {"UNTIL_NEXT_FRAME", "READ"}) {
+    INFO(backlog);
+    cli::VerifyOptions o;
+    o.file = "spec/16_rdma_server_client.qpspec";
+    o.params = {"transport=IWARP", std::string("mpa_accept_backlog=") + backlog};
+    o.format = cli::Format::kJson;
+    std::ostringstream out, err;
+    int rc = cli::run_verify(o, out, err);
+    nlohmann::json j = nlohmann::json::parse(out.str());
+    if (std::string(backlog) == "READ") {
+      CHECK(rc == cli::code(cli::ExitCode::kHolds));
+      CHECK(j["stats"]["states"] == 290);
+      continue;
+    }
+    REQUIRE(rc == cli::code(cli::ExitCode::kViolated));
+    CHECK(j["violation"]["property"] == "deadlock");
+    CHECK(j["steps"].size() == 24);
+    CHECK(j["stats"]["states"] == 44);
+  }
+}
+
+// siw's peer close racing the data (docs/faults.md; lib/cm.qpspec iw_peer_close): seed 1 run 26 of the CI sample
+// (2026-12-07), rdma_server/rdma_client on siw under netem delay 35 ms with 9 ms jitter. The server's Reply completed
+// IBV_WC_SUCCESS and it disconnected 0.5 ms later; the client's receive came back flushed 50 ms later. With siw's
+// RACES_DATA the run conforms (the FIN arrived with the Reply, the peer-close work flushed the QP first); with
+// READS_FIRST (data placed before the close) it deviates at that flushed receive.
+TEST_CASE("siw's peer close racing the data: the lost Reply conforms with RACES_DATA and deviates without it") {
+  std::vector<verbs::CallLog> logs = pair("fault_delay_fin_with_data.siw");
+  const lang::ParamOverrides siw{{"transport", "IWARP"}, {"iw_peer_close", "RACES_DATA"}};
+  Checked with = check("spec/16_rdma_server_client.qpspec", logs, siw);
+  CHECK(with.result.verdict == ConformResult::Verdict::kConforms);
+  CHECK(with.result.event == with.observed.observations.size());
+  CHECK(with.result.states == 65);
+  Checked without = check("spec/16_rdma_server_client.qpspec", logs, {{"transport", "IWARP"}});
+  REQUIRE(without.result.verdict == ConformResult::Verdict::kDeviates);
+  CHECK(without.result.event == 24);
+  REQUIRE(without.result.event < without.observed.observations.size());
+  CHECK(without.observed.observations[24].call == "ibv_poll_cq");
+}
+
 TEST_CASE("plain verbs: ibv_rc_pingpong's QPs, named with --map, conform to spec 17; unnamed, the log is refused") {
   const std::string server = kLogs + "rc_pingpong.rxe0.server.jsonl", client = kLogs + "rc_pingpong.rxe0.client.jsonl";
   std::vector<verbs::CallLog> logs{verbs::read_call_log(server), verbs::read_call_log(client)};

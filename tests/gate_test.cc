@@ -126,9 +126,9 @@ TEST_CASE("gate over spec/: every shipped expectation holds, with exact verdicts
   CHECK(property(rnr7, "passive_send_after_peer_recv")["actual"] == "violated");
   CHECK(property(rnr7, "deadlock")["actual"] == "holds");  // the RNR NAKs are retried until the receive is posted
 
-  // Coverage: with STRICT creation the client fails at its first post_recv; only 2 of 120 actions ever fire.
+  // Coverage: with STRICT creation the client fails at its first post_recv; only 2 of 124 actions ever fire.
   const json& strict = config(s, "spec/06_today_strict_create.qpspec", "qp_create=STRICT");
-  CHECK(strict["coverage"]["actions"] == 120);
+  CHECK(strict["coverage"]["actions"] == 124);
   CHECK(strict["coverage"]["actions_fired"] == 2);
   CHECK(strict["coverage"]["statements_never_executed"].size() == 14);
   CHECK(property(strict, "recv_before_wakeup")["vacuous"] == true);
@@ -520,7 +520,7 @@ TEST_CASE("diff: today vs the 2021 patch (passive-first) reports exactly the ver
   // "params" is an object of every parameter, as in the gate's JSON summary (version 1 wrote a string).
   CHECK(d["changes"][0]["params"]["transport"] == "IB");
   CHECK(d["changes"][0]["params"]["connect_rnr_retry"] == "7");
-  CHECK(d["changes"][0]["params"].size() == 53);  // every parameter of library v3.5
+  CHECK(d["changes"][0]["params"].size() == 55);  // every parameter of library v3.6
   // Shared configurations (every parameter equal): IB and iWARP with LEGACY creation and connect_rnr_retry 7.
   std::vector<std::string> changes;
   for (const json& c : d["changes"]) {

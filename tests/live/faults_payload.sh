@@ -47,12 +47,26 @@ cm_diag() {
       v=$(cat "$f" 2>/dev/null); [ -n "$v" ] && [ "$v" != 0 ] && echo "QPCHECK-FAULT-DIAG $id $d ${f##*/}=$v"
     done
   done
+  [ -f /tmp/f.tcp ] && sed "s/^/QPCHECK-FAULT-DIAG $id /" /tmp/f.tcp
   $IP -s link show 2>&1 | sed "s/^/QPCHECK-FAULT-DIAG $id link: /"
   $IP neigh show 2>&1 | sed "s/^/QPCHECK-FAULT-DIAG $id neigh: /"
   for a in "$saddr $caddr" "$caddr $saddr"; do
     set -- $a
     echo "QPCHECK-FAULT-DIAG $id route from $1 to $2: $($IP route get "$2" from "$1" 2>&1 | head -n 1)"
   done
+}
+
+# tcp_watch PID PORT : while PID runs, and once 27 s after it started (3 s before the 30 s timeout ends it), the TCP
+# sockets of the run's port into /tmp/f.tcp (iWARP runs over TCP): rx_queue > 0 on a connected socket whose program
+# waits for a completion means the data arrived and the provider never read it (a lost data_ready), tx_queue > 0
+# that it was never acknowledged.
+tcp_watch() {
+  i=0
+  while kill -0 "$1" 2>/dev/null && [ $i -lt 108 ]; do sleep 0.25; i=$((i + 1)); done
+  kill -0 "$1" 2>/dev/null || return 0
+  awk -v port="$(printf '%04X' "$2")" 'FNR > 1 && (index($2, ":" port) || index($3, ":" port)) {
+      print "tcp: local " $2 " remote " $3 " st " $4 " tx_queue:rx_queue " $5}' /proc/net/tcp /proc/net/tcp6 \
+    >/tmp/f.tcp 2>/dev/null
 }
 
 # run_one ID DEVICE PROGRAM FAULT SIDE AT_MS DURATION_MS ARG PORT GAP_MS
@@ -68,7 +82,7 @@ run_one() {
   if [ "$side" = server ]; then vnet=$snet vdev=$sdev vaddr=$saddr; else vnet=$cnet vdev=$cdev vaddr=$caddr; fi
   kind=rxe
   [ "$dev" = siw ] && kind=siw
-  rm -f /tmp/f.server.jsonl /tmp/f.client.jsonl /tmp/f.server.out /tmp/f.client.out /tmp/f.events
+  rm -f /tmp/f.server.jsonl /tmp/f.client.jsonl /tmp/f.server.out /tmp/f.client.out /tmp/f.events /tmp/f.tcp
   cm_counts "$sdev" "$cdev" >/tmp/f.cm0
   case $fault in
     loss) netem="loss ${arg}%" ;;
@@ -102,6 +116,8 @@ run_one() {
   esac
   QPCHECK_RECORD_KILL_AT=$skill LD_PRELOAD=$so QPCHECK_RECORD=/tmp/f.server.jsonl timeout 30 $scmd >/tmp/f.server.out 2>&1 &
   spid=$!
+  tcp_watch $spid "$port" &
+  wpid=$!
   # the client starts once the server listens or has died (ulp says when it listens; rping and rdma_server say
   # nothing: a second)
   i=0
@@ -133,6 +149,7 @@ run_one() {
   wait $spid
   src=$?
   wait $fpid
+  wait $wpid
   [ -f /tmp/f.events ] && sed "s/^/QPCHECK-FAULT-EVENT $id /" /tmp/f.events
   echo "QPCHECK-FAULT-RESULT $id client=$crc server=$src"
   case " $crc $src " in *" 124 "*|*" 143 "*) cm_diag "$id" "$sdev" "$cdev" ;; esac
