@@ -56,8 +56,8 @@ cm_diag() {
   done
 }
 
-# tcp_watch PID PORT : while PID runs, and once 27 s after it started (3 s before the 30 s timeout ends it), the TCP
-# sockets of the run's port into /tmp/f.tcp (iWARP runs over TCP): rx_queue > 0 on a connected socket whose program
+# tcp_watch PID PORT : if PID still runs 27 s after it started (3 s before the 30 s timeout ends it), the TCP sockets
+# of the run's port into /tmp/f.tcp, once (iWARP runs over TCP); it returns as soon as PID ends. rx_queue > 0 on a connected socket whose program
 # waits for a completion means the data arrived and the provider never read it (a lost data_ready), tx_queue > 0
 # that it was never acknowledged.
 tcp_watch() {
